@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Obtains the binaries the end-to-end harness runs: kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl.
+#
+# Order of preference for each binary:
+#   1. $PHASED_ROLLOUT_E2E_ASSETS/<name>  (a directory you fill yourself)
+#   2. $KUBEBUILDER_ASSETS/<name>         (envtest convention; setup-envtest gives apiserver, etcd, kubectl)
+#   3. the build cache $PHASED_ROLLOUT_CACHE/bin/<component>-<version>/<name>, built from the Go module
+#      proxy when missing or when its --version does not match the pinned one.
+# Prints the directory that holds all of them (symlinks) on the last line of stdout.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+cache=${PHASED_ROLLOUT_CACHE:-$HOME/.cache/phased-rollout}
+k8s_dir=$cache/bin/kubernetes-$KUBERNETES_VERSION
+etcd_dir=$cache/bin/etcd-$ETCD_VERSION
+kwok_dir=$cache/bin/kwok-$KWOK_VERSION
+out=$cache/bin/assets-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+log() { echo "[k8s-binaries] $*" >&2; }
+
+# from_user NAME: prints a user-supplied binary path for NAME, if any.
+from_user() {
+  local d
+  for d in "${PHASED_ROLLOUT_E2E_ASSETS:-}" "${KUBEBUILDER_ASSETS:-}"; do
+    if [ -n "$d" ] && [ -x "$d/$1" ]; then echo "$d/$1"; return 0; fi
+  done
+  return 1
+}
+
+# version_ok BIN WANT: the binary exists and its --version output mentions WANT.
+version_ok() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q -- "${2#v}"; }
+
+build_kubernetes() {
+  local v=$KUBERNETES_VERSION minor staging=v0${KUBERNETES_VERSION#v1}
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  if version_ok "$k8s_dir/kube-apiserver" "$v" && version_ok "$k8s_dir/kube-controller-manager" "$v" \
+     && version_ok "$k8s_dir/kube-scheduler" "$v" && [ -x "$k8s_dir/kubectl" ]; then
+    log "kubernetes $v cached in $k8s_dir"; return
+  fi
+  log "building kubernetes $v (cold: 15-30 min on 2 cores)"
+  local w; w=$(mktemp -d); mkdir -p "$k8s_dir"
+  (
+    cd "$w"
+    go mod init phased-rollout.local/k8s-build >/dev/null 2>&1
+    # k8s.io/kubernetes replaces its staging modules with local paths, which `go install` refuses;
+    # derive the list of staging modules from its go.mod and point each at the published version.
+    go mod download -json "k8s.io/kubernetes@$v" >/dev/null
+    local gomod; gomod=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    local args=()
+    while read -r mod; do args+=("-replace=$mod=$mod@$staging"); done \
+      < <(grep -E '^\s*k8s.io/[^ ]+ => ./staging/' "$gomod" | awk '{print $1}')
+    [ ${#args[@]} -gt 10 ] || { log "could not derive staging replaces from $gomod"; exit 1; }
+    go mod edit "${args[@]}"
+    go get "k8s.io/kubernetes@$v" >/dev/null 2>&1 || go get "k8s.io/kubernetes@$v"
+    local ld="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+    for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+      log "go build $c"
+      go build -trimpath -ldflags "$ld" -o "$k8s_dir/$c" "k8s.io/kubernetes/cmd/$c"
+    done
+  )
+  rm -rf "$w"
+}
+
+build_etcd() {
+  if version_ok "$etcd_dir/etcd" "$ETCD_VERSION"; then log "etcd $ETCD_VERSION cached"; return; fi
+  log "building etcd $ETCD_VERSION"
+  local w; w=$(mktemp -d); mkdir -p "$etcd_dir"
+  (
+    cd "$w"
+    go mod init phased-rollout.local/etcd-build >/dev/null 2>&1
+    go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1 || go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
+  )
+  rm -rf "$w"
+}
+
+build_kwok() {
+  if version_ok "$kwok_dir/kwokctl" "$KWOK_VERSION" && [ -x "$kwok_dir/kwok" ]; then log "kwok $KWOK_VERSION cached"; return; fi
+  log "building kwok $KWOK_VERSION"
+  mkdir -p "$kwok_dir"
+  GOBIN=$kwok_dir go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+    "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+}
+
+need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }
+need kube-apiserver kube-controller-manager kube-scheduler kubectl && build_kubernetes
+need etcd && build_etcd
+need kwok kwokctl && build_kwok
+
+mkdir -p "$out"
+link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -x "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
+for n in kube-apiserver kube-controller-manager kube-scheduler kubectl; do link "$n" "$k8s_dir"; done
+link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"
+echo "$out"

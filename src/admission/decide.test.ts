@@ -1,0 +1,270 @@
+import fastJsonPatch from 'fast-json-patch';
+import { KEYS } from '../annotations.js';
+import { decide, ROW_SHAPE, type Decision } from './decide.js';
+import { MAX_WARNING_LENGTH } from './messages.js';
+import type { AdmissionRequest, KubeObject } from './review.js';
+
+const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+const opts = { controllerUsernames: new Set([CONTROLLER]) };
+const ON = { [KEYS.enabled]: 'true', [KEYS.query]: 'up' };
+
+interface StsOpts {
+  ann?: Record<string, string>;
+  replicas?: number | null;
+  image?: string;
+  strategy?: unknown;
+  partition?: number;
+  status?: Record<string, unknown>;
+  ordinalsStart?: number;
+  deleting?: boolean;
+}
+
+function sts(o: StsOpts = {}): KubeObject {
+  const spec: KubeObject = {
+    selector: { matchLabels: { app: 'db' } },
+    template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: o.image ?? 'db:1' }] } },
+  };
+  if (o.replicas !== null) spec.replicas = o.replicas ?? 3;
+  if (o.strategy !== undefined) spec.updateStrategy = o.strategy;
+  else if (o.partition !== undefined) spec.updateStrategy = { type: 'RollingUpdate', rollingUpdate: { partition: o.partition } };
+  if (o.ordinalsStart !== undefined) spec.ordinals = { start: o.ordinalsStart };
+  const metadata: KubeObject = { name: 'db', namespace: 'prod', annotations: o.ann ?? ON };
+  if (o.deleting) metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  return { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata, spec, ...(o.status ? { status: o.status } : {}) };
+}
+
+function req(operation: string, object: unknown, oldObject?: unknown, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
+  return {
+    uid: 'u1',
+    kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' },
+    resource: { group: 'apps', version: 'v1', resource: 'statefulsets' },
+    name: 'db',
+    namespace: 'prod',
+    operation,
+    userInfo: { username: 'alice' },
+    object,
+    oldObject,
+    ...extra,
+  };
+}
+
+/** applied returns the object after the decision's patch (or unchanged when there is none). */
+function applied(obj: KubeObject, d: Decision): KubeObject {
+  if (d.type !== 'patch') return obj;
+  return fastJsonPatch.applyPatch(structuredClone(obj), d.patch, true, false).newDocument;
+}
+
+const strategyAfter = (r: AdmissionRequest, d: Decision) => (applied(r.object as KubeObject, d).spec as KubeObject).updateStrategy;
+
+describe('decide: one case per row of SPEC §3', () => {
+  it('row 1: not a StatefulSet, DELETE/CONNECT, subresource, deletionTimestamp -> allow, no patch', () => {
+    expect(decide(req('CREATE', { kind: 'Deployment' }, undefined, { kind: { group: 'apps', version: 'v1', kind: 'Deployment' } }), opts)).toEqual({ type: 'allow', row: 1, warnings: [] });
+    expect(decide(req('DELETE', undefined, sts()), opts)).toMatchObject({ type: 'allow', row: 1 });
+    expect(decide(req('CONNECT', undefined), opts)).toMatchObject({ type: 'allow', row: 1 });
+    expect(decide(req('UPDATE', { kind: 'Scale' }, { kind: 'Scale' }, { subResource: 'scale' }), opts)).toMatchObject({ type: 'allow', row: 1 });
+    expect(decide(req('UPDATE', sts({ deleting: true, partition: 0 }), sts({ partition: 3 })), opts)).toMatchObject({ type: 'allow', row: 1 });
+  });
+
+  it('row 2: not opted in -> allow, no patch', () => {
+    expect(decide(req('CREATE', sts({ ann: {} })), opts)).toEqual({ type: 'allow', row: 2, warnings: [] });
+    expect(decide(req('CREATE', sts({ ann: { [KEYS.enabled]: 'false', [KEYS.periodSeconds]: 'junk' } })), opts)).toMatchObject({ type: 'allow', row: 2, warnings: [] });
+  });
+
+  it('row 2: opting out with a pending revision warns that the partition stays', () => {
+    const old = sts({ partition: 3, status: { currentRevision: 'db-1', updateRevision: 'db-2' } });
+    const d = decide(req('UPDATE', sts({ ann: {}, partition: 3 }), old), opts);
+    expect(d).toMatchObject({ type: 'allow', row: 2 });
+    expect(d.type === 'allow' && d.warnings).toEqual([expect.stringContaining('partition is left at 3')]);
+    // Template change in the same request as the opt-out also counts as pending.
+    const d2 = decide(req('UPDATE', sts({ ann: {}, partition: 3, image: 'db:2' }), sts({ partition: 3 })), opts);
+    expect(d2.type === 'allow' && d2.warnings.length).toBe(1);
+    // Nothing pending: no warning.
+    const d3 = decide(req('UPDATE', sts({ ann: {}, partition: 3 }), sts({ partition: 3, status: { currentRevision: 'a', updateRevision: 'a' } })), opts);
+    expect(d3).toEqual({ type: 'allow', row: 2, warnings: [] });
+  });
+
+  it('row 3: the controller may move the partition', () => {
+    const d = decide(req('UPDATE', sts({ partition: 1 }), sts({ partition: 2 }), { userInfo: { username: CONTROLLER } }), opts);
+    expect(d).toEqual({ type: 'allow', row: 3, warnings: [] });
+    // Compared exactly: a look-alike username is not the controller.
+    const d2 = decide(req('UPDATE', sts({ partition: 1 }), sts({ partition: 2 }), { userInfo: { username: `${CONTROLLER}x` } }), opts);
+    expect(d2).toMatchObject({ type: 'deny', row: 9 });
+  });
+
+  it('row 4: invalid annotations are denied with 422 naming every bad key', () => {
+    const d = decide(req('CREATE', sts({ ann: { ...ON, [KEYS.periodSeconds]: '0', [KEYS.paused]: 'yes' } })), opts);
+    expect(d).toMatchObject({ type: 'deny', row: 4, code: 422, reason: 'Invalid' });
+    if (d.type !== 'deny') throw new Error();
+    expect(d.message).toMatch(/^phased-rollout: StatefulSet prod\/db has invalid annotations: /);
+    expect(d.message).toContain(`${KEYS.periodSeconds}: "0"`);
+    expect(d.message).toContain(`${KEYS.paused}: "yes"`);
+  });
+
+  it('row 4: a typo in enabled counts as opted in and invalid', () => {
+    const d = decide(req('CREATE', sts({ ann: { [KEYS.enabled]: 'yes', [KEYS.query]: 'up' } })), opts);
+    expect(d).toMatchObject({ type: 'deny', row: 4, code: 422 });
+    expect(d.type === 'deny' && d.message).toContain(`${KEYS.enabled}: "yes" (allowed: "true" or "false")`);
+  });
+
+  it('row 5: OnDelete is denied with 422', () => {
+    const d = decide(req('CREATE', sts({ strategy: { type: 'OnDelete' } })), opts);
+    expect(d).toMatchObject({ type: 'deny', row: 5, code: 422 });
+    expect(d.type === 'deny' && d.message).toBe(
+      'phased-rollout: StatefulSet prod/db uses updateStrategy OnDelete, which cannot be gated; use RollingUpdate or remove the phased-rollout.io/enabled annotation',
+    );
+  });
+
+  it('row 6: standard-rolling-update bypass -> allow, user owns the partition', () => {
+    const ann = { ...ON, [KEYS.standardRollingUpdate]: 'true' };
+    expect(decide(req('CREATE', sts({ ann })), opts)).toEqual({ type: 'allow', row: 6, warnings: [] });
+    expect(decide(req('UPDATE', sts({ ann, partition: 0 }), sts({ ann, partition: 3 })), opts)).toMatchObject({ type: 'allow', row: 6 });
+  });
+
+  it('row 7: CREATE pins partition = replicas with a warning', () => {
+    const r = req('CREATE', sts({ replicas: 5 }));
+    const d = decide(r, opts);
+    expect(d).toMatchObject({ type: 'patch', row: 7, warnings: [expect.stringContaining('partition pinned to 5')] });
+    expect(strategyAfter(r, d)).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
+  });
+
+  it('row 8: a template change pins partition = new replicas even over a partition in the request', () => {
+    const r = req('UPDATE', sts({ image: 'db:2', partition: 0, replicas: 4 }), sts({ partition: 3 }));
+    const d = decide(r, opts);
+    expect(d).toMatchObject({ type: 'patch', row: 8, warnings: [expect.stringContaining('partition 4')] });
+    expect(strategyAfter(r, d)).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 4 } });
+  });
+
+  it('row 8: enabled newly added pins', () => {
+    const r = req('UPDATE', sts({ partition: 0 }), sts({ ann: {}, partition: 0 }));
+    expect(strategyAfter(r, decide(r, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(decide(r, opts)).toMatchObject({ row: 8 });
+  });
+
+  it('row 8: standard-rolling-update newly turned off pins', () => {
+    const old = sts({ ann: { ...ON, [KEYS.standardRollingUpdate]: 'true' }, partition: 0 });
+    const r = req('UPDATE', sts({ partition: 0 }), old);
+    expect(decide(r, opts)).toMatchObject({ type: 'patch', row: 8 });
+  });
+
+  it('row 8: a template change with the partition already pinned sends no patch but still warns', () => {
+    const d = decide(req('UPDATE', sts({ image: 'db:2', partition: 3 }), sts({ partition: 3 })), opts);
+    expect(d).toMatchObject({ type: 'allow', row: 8, warnings: [expect.stringContaining('partition 3')] });
+  });
+
+  it('row 9: a foreign partition edit is denied with 403 and the SPEC text', () => {
+    const d = decide(req('UPDATE', sts({ partition: 0 }), sts({ partition: 3 })), opts);
+    expect(d).toEqual({
+      type: 'deny',
+      row: 9,
+      code: 403,
+      reason: 'Forbidden',
+      message:
+        'phased-rollout: partition of StatefulSet prod/db is managed by phased-rollout (currently 3); remove it from your manifest, or use phased-rollout.io/paused or phased-rollout.io/standard-rolling-update',
+    });
+  });
+
+  it('row 10: scaling an idle StatefulSet through its spec re-pins to the new replicas', () => {
+    const up = req('UPDATE', sts({ replicas: 5, partition: 3 }), sts({ replicas: 3, partition: 3 }));
+    expect(decide(up, opts)).toMatchObject({ type: 'patch', row: 10, warnings: [] });
+    expect(strategyAfter(up, decide(up, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
+    const down = req('UPDATE', sts({ replicas: 1, partition: 3 }), sts({ replicas: 3, partition: 3 }));
+    expect(strategyAfter(down, decide(down, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 1 } });
+  });
+
+  it('row 11: anything else -> allow, no patch', () => {
+    // Scaling mid-rollout (old partition < old replicas) is the controller's business.
+    expect(decide(req('UPDATE', sts({ replicas: 5, partition: 1 }), sts({ replicas: 3, partition: 1 })), opts)).toEqual({ type: 'allow', row: 11, warnings: [] });
+    // An annotation-only change, e.g. pausing.
+    const paused = { ...ON, [KEYS.paused]: 'true' };
+    expect(decide(req('UPDATE', sts({ ann: paused, partition: 2 }), sts({ partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
+  });
+});
+
+describe('decide: object shapes', () => {
+  it('adds the rollingUpdate block when absent, keeping other strategy fields', () => {
+    const r = req('CREATE', sts({ strategy: { type: 'RollingUpdate' } }));
+    const d = decide(r, opts);
+    expect(d.type === 'patch' && d.patch).toEqual([{ op: 'add', path: '/spec/updateStrategy/rollingUpdate', value: { partition: 3 } }]);
+    const r2 = req('CREATE', sts({ strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } } }));
+    expect(strategyAfter(r2, decide(r2, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2, partition: 3 } });
+  });
+
+  it('adds updateStrategy when absent', () => {
+    const r = req('CREATE', sts());
+    const d = decide(r, opts);
+    expect(d.type === 'patch' && d.patch).toEqual([{ op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } } }]);
+  });
+
+  it('defaults replicas to 1 when absent', () => {
+    const r = req('CREATE', sts({ replicas: null }));
+    expect(strategyAfter(r, decide(r, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 1 } });
+  });
+
+  it('pins to replicas whatever ordinals.start is (partition counts pods from the first ordinal)', () => {
+    const r = req('CREATE', sts({ ordinalsStart: 10, replicas: 3 }));
+    expect(strategyAfter(r, decide(r, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+  });
+
+  it('sends no patch when the partition is already right', () => {
+    expect(decide(req('CREATE', sts({ partition: 3 })), opts)).toMatchObject({ type: 'allow', row: 7 });
+  });
+
+  it('overrides a user partition on CREATE', () => {
+    const r = req('CREATE', sts({ partition: 0 }));
+    const d = decide(r, opts);
+    expect(d.type === 'patch' && d.patch).toEqual([{ op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: 3 }]);
+  });
+
+  it('answers the same on dryRun', () => {
+    const a = decide(req('CREATE', sts()), opts);
+    expect(decide(req('CREATE', sts(), undefined, { dryRun: true }), opts)).toEqual(a);
+  });
+
+  it('patches only spec.updateStrategy, and escapes nothing by hand', () => {
+    const o = sts({ ann: { ...ON, 'example.com/a~b': 'x' } });
+    const d = decide(req('CREATE', o), opts);
+    if (d.type !== 'patch') throw new Error('expected a patch');
+    for (const op of d.patch) expect(op.path.startsWith('/spec/updateStrategy')).toBe(true);
+  });
+
+  it.each([
+    ['spec is not an object', { ...sts(), spec: 'x' }],
+    ['replicas is negative', sts({ replicas: -1 })],
+    ['replicas is a string', { ...sts(), spec: { ...(sts().spec as object), replicas: '3' } }],
+    ['updateStrategy is a string', sts({ strategy: 'RollingUpdate' })],
+    ['rollingUpdate is an array', sts({ strategy: { type: 'RollingUpdate', rollingUpdate: [] } })],
+    ['partition is fractional', sts({ strategy: { type: 'RollingUpdate', rollingUpdate: { partition: 1.5 } } })],
+    ['type is a number', sts({ strategy: { type: 7 } })],
+  ])('denies a surprising object (%s) with 400 and a message, never throws', (_why, object) => {
+    const d = decide(req('CREATE', object), opts);
+    expect(d).toMatchObject({ type: 'deny', row: ROW_SHAPE, code: 400 });
+    expect(d.type === 'deny' && d.message).toMatch(/^phased-rollout: StatefulSet prod\/db cannot be admitted: /);
+  });
+
+  it('denies a request without object or oldObject', () => {
+    expect(decide(req('CREATE', undefined), opts)).toMatchObject({ type: 'deny', code: 400 });
+    expect(decide(req('UPDATE', sts(), undefined), opts)).toMatchObject({ type: 'deny', code: 400 });
+    expect(decide(req('CREATE', [1, 2]), opts)).toMatchObject({ type: 'deny', code: 400 });
+  });
+
+  it('names a generateName object by its prefix', () => {
+    const o = sts({ ann: { [KEYS.enabled]: 'bad' } });
+    (o.metadata as KubeObject).name = undefined;
+    (o.metadata as KubeObject).generateName = 'db-';
+    const d = decide(req('CREATE', o, undefined, { name: '' }), opts);
+    expect(d.type === 'deny' && d.message).toContain('StatefulSet prod/db-* has invalid');
+  });
+
+  it('keeps every warning within the API server limit, even for huge replica counts', () => {
+    const big = 2147483647;
+    const cases = [
+      decide(req('CREATE', sts({ replicas: big })), opts),
+      decide(req('UPDATE', sts({ replicas: big, image: 'x' }), sts({ replicas: big })), opts),
+      decide(req('UPDATE', sts({ ann: {}, partition: big }), sts({ partition: big, status: { currentRevision: 'a', updateRevision: 'b' } })), opts),
+    ];
+    for (const d of cases) {
+      expect(d.type === 'deny' ? [] : d.warnings).toHaveLength(1);
+      for (const w of d.type === 'deny' ? [] : d.warnings) expect(w.length).toBeLessThanOrEqual(MAX_WARNING_LENGTH);
+    }
+  });
+});

@@ -1,0 +1,123 @@
+// The decision table of SPEC §3 as one pure function: a request in, a Decision out. No I/O, no clock;
+// the HTTP shell turns the Decision into an AdmissionReview response.
+import { isDeepStrictEqual } from 'node:util';
+import type { Operation } from 'fast-json-patch';
+import { parseAnnotations, readOptIn } from '../annotations.js';
+import * as msg from './messages.js';
+import { pinPartitionPatch } from './patch.js';
+import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
+import {
+  annotationsOf,
+  hasDeletionTimestamp,
+  metadataOf,
+  partitionOf,
+  replicasOf,
+  revisionPending,
+  ShapeError,
+  strategyTypeOf,
+  templateOf,
+} from './statefulset.js';
+
+/** DecideOptions are the webhook settings the decision depends on. */
+export interface DecideOptions {
+  /** Usernames whose requests are the controller's own (compared exactly). */
+  controllerUsernames: ReadonlySet<string>;
+}
+
+/** Decision is what to answer: allow (maybe with a patch) or deny, plus the table row that matched. */
+export type Decision =
+  | { type: 'allow'; row: number; warnings: string[] }
+  | { type: 'patch'; row: number; patch: Operation[]; warnings: string[] }
+  | { type: 'deny'; row: number; code: number; reason: string; message: string };
+
+const allow = (row: number, warnings: string[] = []): Decision => ({ type: 'allow', row, warnings });
+const deny = (row: number, code: number, message: string): Decision => ({
+  type: 'deny',
+  row,
+  code,
+  reason: code === 403 ? 'Forbidden' : code === 422 ? 'Invalid' : 'BadRequest',
+  message,
+});
+
+function pin(row: number, obj: KubeObject, partition: number, warnings: string[]): Decision {
+  const patch = pinPartitionPatch(obj, partition);
+  return patch.length === 0 ? allow(row, warnings) : { type: 'patch', row, patch, warnings };
+}
+
+/** ROW_SHAPE marks a denial for an object whose shape the API would never store (not a SPEC row). */
+export const ROW_SHAPE = 0;
+
+/**
+ * decide applies SPEC §3's decision table (first matching row wins) to one admission request.
+ * It never throws for any request content: surprising objects become a deny with a message.
+ */
+export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
+  const obj = isObject(req.object) ? req.object : undefined;
+  const old = isObject(req.oldObject) ? req.oldObject : undefined;
+  const name = msg.objectName(req.namespace, req.name || (obj ? String(metadataOf(obj).name ?? '') : ''), obj ? (metadataOf(obj).generateName as string | undefined) : undefined);
+
+  // Row 1: not ours to judge.
+  const isStatefulSet = req.kind?.group === 'apps' && req.kind?.kind === 'StatefulSet';
+  if (!isStatefulSet || req.subResource || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return allow(1);
+  if (!obj) return deny(ROW_SHAPE, 400, msg.malformedObject(name, `request.object is missing for ${req.operation}`));
+  if (hasDeletionTimestamp(obj)) return allow(1);
+  if (req.operation === 'UPDATE' && !old) return deny(ROW_SHAPE, 400, msg.malformedObject(name, 'request.oldObject is missing for UPDATE'));
+
+  try {
+    return decideStatefulSet(req, obj, old, name, opts);
+  } catch (e) {
+    if (e instanceof ShapeError) return deny(ROW_SHAPE, 400, msg.malformedObject(name, e.message));
+    throw e;
+  }
+}
+
+function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, name: string, opts: DecideOptions): Decision {
+  const newAnn = annotationsOf(obj);
+  const oldAnn = annotationsOf(old);
+  const templateChanged = old !== undefined && !isDeepStrictEqual(templateOf(old), templateOf(obj));
+
+  // Row 2: not opted in (absent or "false"); warn when leaving a rollout half done.
+  const optIn = readOptIn(newAnn);
+  if (optIn === 'absent' || optIn === 'off') {
+    const wasOptedIn = old !== undefined && readOptIn(oldAnn) !== 'absent' && readOptIn(oldAnn) !== 'off';
+    const pending = old !== undefined && (revisionPending(old) || (templateChanged && partitionOf(old) > 0));
+    return allow(2, wasOptedIn && pending ? [msg.optOutPending(partitionOf(obj))] : []);
+  }
+
+  // Row 3: the controller moves the partition itself.
+  if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
+
+  // Row 4: opted in (a typo in `enabled` included) but the annotations do not parse.
+  const parsed = parseAnnotations(newAnn);
+  if (!parsed.ok) return deny(4, 422, msg.invalidAnnotations(name, parsed.problems));
+
+  // Read every field once up front so a malformed one is refused whichever row would match.
+  const replicas = replicasOf(obj);
+  const strategyType = strategyTypeOf(obj);
+  partitionOf(obj);
+
+  // Row 5: OnDelete never rolls through the partition, so it cannot be gated.
+  if (strategyType === 'OnDelete') return deny(5, 422, msg.onDeleteRefused(name));
+
+  // Row 6: the user owns the partition while bypassing.
+  if (parsed.config?.standardRollingUpdate) return allow(6);
+
+  // Row 7: every new StatefulSet starts pinned.
+  if (req.operation === 'CREATE' || !old) return pin(7, obj, replicas, [msg.pinnedOnCreate(replicas)]);
+
+  // Row 8: a new revision, a fresh opt-in, or the end of a bypass always starts pinned.
+  const oldParsed = parseAnnotations(oldAnn);
+  const newlyEnabled = readOptIn(oldAnn) !== 'on';
+  const bypassEnded = oldParsed.ok && oldParsed.config?.standardRollingUpdate === true;
+  if (templateChanged || newlyEnabled || bypassEnded) return pin(8, obj, replicas, [msg.pinnedNewRevision(replicas)]);
+
+  // Row 9: the partition belongs to phased-rollout.
+  const oldPartition = partitionOf(old);
+  if (partitionOf(obj) !== oldPartition) return deny(9, 403, msg.partitionManaged(name, oldPartition));
+
+  // Row 10: an idle StatefulSet scaled through its spec stays pinned at the new size.
+  if (replicas !== replicasOf(old) && oldPartition >= replicasOf(old)) return pin(10, obj, replicas, []);
+
+  // Row 11.
+  return allow(11);
+}

@@ -1,0 +1,47 @@
+// Every text a user sees from the webhook, in one place so the docs can quote them and tests can hold
+// them to the API server's limits.
+import { formatProblems, KEYS, type Problem } from '../annotations.js';
+
+/** MAX_WARNING_LENGTH is the API server's advice for a warning; longer ones may be cut or dropped. */
+export const MAX_WARNING_LENGTH = 120;
+
+/** warning clips a text to MAX_WARNING_LENGTH so no caller can exceed it. */
+export function warning(text: string): string {
+  return text.length <= MAX_WARNING_LENGTH ? text : `${text.slice(0, MAX_WARNING_LENGTH - 3)}...`;
+}
+
+// Warnings do not name the object: kubectl prints them next to the object it applied, and a name of up
+// to 253 characters would push the useful part past the limit.
+
+/** pinnedOnCreate is the warning of SPEC §3 row 7. */
+export const pinnedOnCreate = (partition: number): string =>
+  warning(`phased-rollout: rollout gated, partition pinned to ${partition}; progress in annotation ${KEYS.status}`);
+
+/** pinnedNewRevision is the warning of SPEC §3 row 8. */
+export const pinnedNewRevision = (partition: number): string =>
+  warning(`phased-rollout: change pinned at partition ${partition}; pods roll one at a time after health checks, see ${KEYS.status}`);
+
+/** optOutPending is the warning of SPEC §3 row 2 when a rollout was in flight. */
+export const optOutPending = (partition: number): string =>
+  warning(`phased-rollout: opted out mid-rollout; partition is left at ${partition}, lower it yourself to finish`);
+
+/** objectName renders `namespace/name` for messages (generateName shows as `prefix*`). */
+export function objectName(namespace: string | undefined, name: string | undefined, generateName?: string): string {
+  const n = name || (generateName ? `${generateName}*` : '<unnamed>');
+  return namespace ? `${namespace}/${n}` : n;
+}
+
+/** invalidAnnotations is the denial of SPEC §3 row 4. */
+export const invalidAnnotations = (obj: string, problems: Problem[]): string =>
+  `phased-rollout: StatefulSet ${obj} has invalid annotations: ${formatProblems(problems)}`;
+
+/** onDeleteRefused is the denial of SPEC §3 row 5. */
+export const onDeleteRefused = (obj: string): string =>
+  `phased-rollout: StatefulSet ${obj} uses updateStrategy OnDelete, which cannot be gated; use RollingUpdate or remove the ${KEYS.enabled} annotation`;
+
+/** partitionManaged is the denial of SPEC §3 row 9 (text fixed by the SPEC). */
+export const partitionManaged = (obj: string, current: number): string =>
+  `phased-rollout: partition of StatefulSet ${obj} is managed by phased-rollout (currently ${current}); remove it from your manifest, or use ${KEYS.paused} or ${KEYS.standardRollingUpdate}`;
+
+/** malformedObject explains an object whose shape the API would never store. */
+export const malformedObject = (obj: string, why: string): string => `phased-rollout: StatefulSet ${obj} cannot be admitted: ${why}`;

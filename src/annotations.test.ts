@@ -1,0 +1,130 @@
+import { formatProblems, INTEGER_BOUNDS, isOptedIn, KEYS, MAX_QUERY_LENGTH, parseAnnotations, readOptIn } from './annotations.js';
+
+const base = { [KEYS.enabled]: 'true', [KEYS.query]: 'up == 1' };
+
+function problemsOf(extra: Record<string, string>): string[] {
+  const r = parseAnnotations({ ...base, ...extra });
+  return r.ok ? [] : r.problems.map((p) => p.key);
+}
+
+describe('readOptIn', () => {
+  it.each([
+    [undefined, 'absent'],
+    [{}, 'absent'],
+    [{ [KEYS.enabled]: 'false' }, 'off'],
+    [{ [KEYS.enabled]: 'true' }, 'on'],
+    [{ [KEYS.enabled]: 'yes' }, 'invalid'],
+    [{ [KEYS.enabled]: 'True' }, 'invalid'],
+    [{ [KEYS.enabled]: '' }, 'invalid'],
+  ])('%j -> %s', (a, want) => {
+    expect(readOptIn(a as Record<string, string>)).toBe(want);
+    expect(isOptedIn(a as Record<string, string>)).toBe(want === 'on' || want === 'invalid');
+  });
+});
+
+describe('parseAnnotations', () => {
+  it('does not validate objects that are not opted in', () => {
+    expect(parseAnnotations({ [KEYS.periodSeconds]: 'junk' })).toEqual({ optIn: 'absent', ok: true, config: null });
+    expect(parseAnnotations({ [KEYS.enabled]: 'false', [KEYS.periodSeconds]: 'junk' })).toEqual({ optIn: 'off', ok: true, config: null });
+  });
+
+  it('applies every default of SPEC §2', () => {
+    expect(parseAnnotations(base)).toEqual({
+      optIn: 'on',
+      ok: true,
+      config: { query: 'up == 1', initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, paused: false, standardRollingUpdate: false },
+    });
+  });
+
+  it('reads every key when set', () => {
+    const r = parseAnnotations({
+      ...base,
+      [KEYS.prometheusUrl]: 'https://prom.monitoring:9090/prefix/',
+      [KEYS.initialDelaySeconds]: '0',
+      [KEYS.periodSeconds]: '1',
+      [KEYS.successThreshold]: '1000',
+      [KEYS.failureThreshold]: '5',
+      [KEYS.prometheusSecret]: 'prom-creds',
+      [KEYS.paused]: 'true',
+      [KEYS.standardRollingUpdate]: 'false',
+      [KEYS.status]: '{"phase":"Idle"}',
+    });
+    expect(r).toEqual({
+      optIn: 'on',
+      ok: true,
+      config: {
+        query: 'up == 1',
+        prometheusUrl: 'https://prom.monitoring:9090/prefix',
+        initialDelaySeconds: 0,
+        periodSeconds: 1,
+        successThreshold: 1000,
+        failureThreshold: 5,
+        prometheusSecret: 'prom-creds',
+        paused: true,
+        standardRollingUpdate: false,
+      },
+    });
+  });
+
+  const intCases = Object.values(INTEGER_BOUNDS).flatMap((b) => [
+    [b.key, String(b.min), true],
+    [b.key, String(b.max), true],
+    [b.key, String(b.min - 1), false],
+    [b.key, String(b.max + 1), false],
+    [b.key, '1.5', false],
+    [b.key, '1e3', false],
+    [b.key, ' 5', false],
+    [b.key, '+5', false],
+    [b.key, '05', false],
+    [b.key, '0x10', false],
+    [b.key, '', false],
+    [b.key, 'thirty', false],
+    [b.key, '99999999999999999999', false],
+  ] as [string, string, boolean][]);
+  it.each(intCases)('%s=%j valid=%s', (key, value, valid) => {
+    expect(problemsOf({ [key]: value })).toEqual(valid ? [] : [key]);
+  });
+
+  it.each([
+    [KEYS.paused, 'yes'],
+    [KEYS.paused, 'TRUE'],
+    [KEYS.standardRollingUpdate, '1'],
+    [KEYS.prometheusUrl, 'prometheus:9090'],
+    [KEYS.prometheusUrl, 'ftp://prom:9090'],
+    [KEYS.prometheusUrl, 'http://user:pw@prom:9090'],
+    [KEYS.prometheusUrl, 'http://prom:9090/api/v1/query'],
+    [KEYS.prometheusUrl, 'http://prom:9090?x=1'],
+    [KEYS.prometheusUrl, 'not a url'],
+    [KEYS.prometheusSecret, 'Bad_Name'],
+    [KEYS.prometheusSecret, 'a'.repeat(254)],
+    [KEYS.query, ''],
+    [KEYS.query, '   '],
+    [KEYS.query, 'x'.repeat(MAX_QUERY_LENGTH + 1)],
+    [`${'phased-rollout.io/'}perod-seconds`, '10'],
+  ])('%s=%j is refused', (key, value) => {
+    expect(problemsOf({ [key]: value })).toEqual([key]);
+  });
+
+  it('requires a query unless the rollout is bypassed', () => {
+    expect(parseAnnotations({ [KEYS.enabled]: 'true' })).toMatchObject({ ok: false, problems: [{ key: KEYS.query, value: undefined }] });
+    expect(parseAnnotations({ [KEYS.enabled]: 'true', [KEYS.standardRollingUpdate]: 'true' })).toMatchObject({ ok: true });
+  });
+
+  it('treats a typo in enabled as opted in and lists every bad key at once', () => {
+    const r = parseAnnotations({ [KEYS.enabled]: 'yes', [KEYS.periodSeconds]: '0', [KEYS.paused]: 'maybe' });
+    expect(r.optIn).toBe('invalid');
+    if (r.ok) throw new Error('expected problems');
+    expect(r.problems.map((p) => p.key).sort()).toEqual([KEYS.enabled, KEYS.paused, KEYS.periodSeconds, KEYS.query].sort());
+    const text = formatProblems(r.problems);
+    expect(text).toContain(`${KEYS.enabled}: "yes" (allowed: "true" or "false")`);
+    expect(text).toContain(`${KEYS.periodSeconds}: "0" (allowed: an integer from 1 to 86400)`);
+    expect(text).toContain(`${KEYS.query}: missing`);
+  });
+
+  it('ignores foreign annotations and truncates huge values in messages', () => {
+    expect(problemsOf({ 'example.com/x': 'junk', 'kubectl.kubernetes.io/last-applied-configuration': '{}' })).toEqual([]);
+    const r = parseAnnotations({ ...base, [KEYS.paused]: 'y'.repeat(10000) });
+    if (r.ok) throw new Error('expected problems');
+    expect(formatProblems(r.problems).length).toBeLessThan(200);
+  });
+});

@@ -1,0 +1,48 @@
+// Prometheus metrics (prom-client) on a registry per process, never the global one, so tests can build
+// as many servers as they like in one process.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** createRegistry returns a registry with the standard process metrics. */
+export function createRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+/** WebhookMetrics are the webhook's metrics of SPEC §4.4 plus serving-certificate health. */
+export interface WebhookMetrics {
+  requests: Counter<'operation' | 'decision'>;
+  duration: Histogram<'operation'>;
+  tlsReloads: Counter<'result'>;
+  certificateExpiry: Gauge;
+}
+
+/** webhookMetrics registers the webhook's metrics on `registry`. */
+export function webhookMetrics(registry: Registry): WebhookMetrics {
+  return {
+    requests: new Counter({
+      name: 'phased_rollout_admission_requests_total',
+      help: 'Admission requests answered, by operation and decision (allowed, patched, denied, errored, malformed).',
+      labelNames: ['operation', 'decision'],
+      registers: [registry],
+    }),
+    duration: new Histogram({
+      name: 'phased_rollout_admission_duration_seconds',
+      help: 'Time to answer one admission request, body parsing included.',
+      labelNames: ['operation'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [registry],
+    }),
+    tlsReloads: new Counter({
+      name: 'phased_rollout_tls_reloads_total',
+      help: 'Serving certificate loads from disk, by result (success, failure: the last good pair was kept).',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    certificateExpiry: new Gauge({
+      name: 'phased_rollout_tls_certificate_expiry_timestamp_seconds',
+      help: 'Unix time at which the served certificate expires.',
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,87 @@
+// The built webhook as a user runs it: the command line of SPEC §5, a real AdmissionReview over TLS,
+// probes, bad flags and SIGTERM.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loopbackPair } from '../support/certs.js';
+import { eventually } from '../support/eventually.js';
+import { distEntry, freePort, start } from '../support/process.js';
+import { review, statefulSet } from '../support/statefulset.js';
+
+const entry = distEntry('webhook/main.js');
+const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+
+function post(port: number, ca: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((res, rej) => {
+    const data = JSON.stringify(body);
+    const req = request(
+      { host: '127.0.0.1', port, path: '/mutate', method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      (r) => {
+        let text = '';
+        r.on('data', (d: Buffer) => (text += d.toString()));
+        r.on('end', () => res({ status: r.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
+      },
+    );
+    req.on('error', rej);
+    req.end(data);
+  });
+}
+
+describe('phased-rollout-webhook process', () => {
+  const { ca, serving } = loopbackPair();
+  const dir = mkdtempSync(join(tmpdir(), 'pr-wh-'));
+  const cert = join(dir, 'tls.crt');
+  const key = join(dir, 'tls.key');
+  writeFileSync(cert, serving.cert);
+  writeFileSync(key, serving.key);
+
+  it('serves a real AdmissionReview with the SPEC §5 command line and exits 0 on SIGTERM', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const child = start(entry, ['--port', String(port), '--tls-cert-file', cert, '--tls-key-file', key, '--metrics-port', String(metricsPort), '--controller-username', CONTROLLER], {
+      PHASED_ROLLOUT_BIND_ADDRESS: '127.0.0.1',
+    });
+    try {
+      await eventually(async () => expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200), 15_000, 100);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/healthz`)).status).toBe(200);
+      const res = await post(port, ca.cert, review('CREATE', statefulSet('db'), undefined, 'uid-42'));
+      expect(res.status).toBe(200);
+      expect(res.json.response).toMatchObject({ uid: 'uid-42', allowed: true, patchType: 'JSONPatch' });
+      // The controller's own request passes unpatched.
+      const ctl = await post(port, ca.cert, review('UPDATE', statefulSet('db', { partition: 1 }), statefulSet('db', { partition: 2 }), 'uid-43', CONTROLLER));
+      expect(ctl.json.response).toEqual({ uid: 'uid-43', allowed: true });
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      expect(metrics).toContain('phased_rollout_admission_requests_total{operation="CREATE",decision="patched"} 1');
+      expect(metrics).toContain('process_cpu_seconds_total');
+    } finally {
+      const t0 = Date.now();
+      child.proc.kill('SIGTERM');
+      const { code } = await child.exited;
+      expect(code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    }
+    const msgs = child.lines().map((l) => l.msg);
+    expect(msgs).toEqual(expect.arrayContaining(['webhook serving', 'admission patched', 'shutting down', 'shutdown complete']));
+    expect(child.lines().find((l) => l.msg === 'admission patched')).toMatchObject({ uid: 'uid-42', level: 'info', namespace: 'default', name: 'db' });
+  });
+
+  it('prints --help listing flags and env twins, exit 0', async () => {
+    const child = start(entry, ['--help']);
+    expect((await child.exited).code).toBe(0);
+    for (const f of ['--port', '--tls-cert-file', '--tls-key-file', '--metrics-port', '--controller-username', '--log-level', 'PHASED_ROLLOUT_TLS_CERT_FILE']) expect(child.stdout()).toContain(f);
+  });
+
+  it('refuses bad flags with every problem listed, exit 2', async () => {
+    const child = start(entry, ['--port', 'abc', '--bogus']);
+    expect((await child.exited).code).toBe(2);
+    expect(child.stderr()).toContain('--port: "abc" must be a port number');
+    expect(child.stderr()).toContain('unknown argument "--bogus"');
+    expect(child.stderr()).toContain('--tls-cert-file (or PHASED_ROLLOUT_TLS_CERT_FILE) is required');
+  });
+
+  it('exits 1 with a clear log line when the certificate cannot be loaded', async () => {
+    const child = start(entry, ['--port', '0', '--metrics-port', '0', '--bind-address', '127.0.0.1', '--tls-cert-file', join(dir, 'missing.crt'), '--tls-key-file', key]);
+    expect((await child.exited).code).toBe(1);
+    expect(child.lines().find((l) => l.level === 'fatal')).toMatchObject({ msg: 'cannot start', reason: expect.stringContaining('missing.crt') });
+  });
+});

@@ -1,0 +1,22 @@
+// The webhook's flags (SPEC §5). Each has an env twin PHASED_ROLLOUT_<FLAG>; `--help` prints them.
+import type { Schema } from '../src/runtime/config.js';
+
+/** DEFAULT_CONTROLLER_USERNAME is the controller's service account in the default install. */
+export const DEFAULT_CONTROLLER_USERNAME = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+
+/** webhookSchema lists every setting of phased-rollout-webhook. */
+export const webhookSchema = {
+  port: { kind: 'port', default: '9443', doc: 'HTTPS port of the admission endpoint POST /mutate' },
+  'bind-address': { kind: 'string', default: '0.0.0.0', doc: 'address both ports listen on (127.0.0.1 for local tests)' },
+  'tls-cert-file': { kind: 'string', required: true, doc: 'PEM serving certificate (chain); reloaded when it changes on disk' },
+  'tls-key-file': { kind: 'string', required: true, doc: 'PEM private key of the serving certificate' },
+  'tls-poll-interval': { kind: 'duration', default: '10s', doc: 'how often the certificate files are re-read in case a file watch misses a change' },
+  'metrics-port': { kind: 'port', default: '8080', doc: 'plain-HTTP port for /metrics, /healthz and /readyz' },
+  'controller-username': {
+    kind: 'list',
+    default: DEFAULT_CONTROLLER_USERNAME,
+    doc: 'username whose requests may move the partition (repeat the flag, or comma-separate in the env var)',
+  },
+  'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight requests before exiting' },
+  'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
+} as const satisfies Schema;

@@ -31,7 +31,8 @@ from_user() {
 }
 
 # version_ok BIN WANT: the binary exists and its --version output mentions WANT.
-version_ok() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q -- "${2#v}"; }
+# (Output is captured first: `| grep -q` would close the pipe early and, under pipefail, fail the check.)
+version_ok() { local out; [ -x "$1" ] && out=$("$1" --version 2>/dev/null) && [[ $out == *"${2#v}"* ]]; }
 
 build_kubernetes() {
   local v=$KUBERNETES_VERSION minor staging=v0${KUBERNETES_VERSION#v1}

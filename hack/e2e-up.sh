@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Brings up the end-to-end environment on 127.0.0.1 only, then returns:
+#   a kwok cluster (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler; fake nodes),
+#   the gate exporter, a Prometheus scraping it every second, the webhook from dist/ registered by URL
+#   with the shipped matchConditions/namespaceSelector/timeout/failurePolicy, the ValidatingAdmissionPolicy
+#   backstop, and (once dist/controller/main.js exists) the controller under its own ServiceAccount.
+# Writes .e2e/env (shell-sourceable). Idempotent: a healthy environment is left as it is.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+state=${PHASED_ROLLOUT_E2E_DIR:-$root/.e2e}
+cluster=phased-rollout-e2e
+proc() { "$root/hack/e2e-proc.sh" "$@"; }
+log() { echo "[e2e-up] $*" >&2; }
+t0=$(date +%s.%N)
+phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-a}') $*"; }
+
+if [ -f "$state/env" ] && proc running webhook && proc running prometheus && proc running gate-exporter \
+   && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
+  log "environment already up ($state/env)"; exit 0
+fi
+"$root/hack/e2e-down.sh" >/dev/null 2>&1 || true
+mkdir -p "$state"/{cmd,pids,logs,certs,prometheus}
+
+phase "binaries"
+assets=$("$root/hack/k8s-binaries.sh" | tail -n 1)
+kubectl=$assets/kubectl
+if ! command -v prometheus >/dev/null; then
+  phase "installing Debian's prometheus package"
+  [ "$(id -u)" = 0 ] || { log "prometheus is missing; install it (apt-get install prometheus) or run as root"; exit 1; }
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+prometheus=$(command -v prometheus)
+
+phase "build"
+[ -f dist/webhook/main.js ] && [ -z "${E2E_REBUILD:-}" ] || npm run -s build
+# The project pins Node 24 as a devDependency; prefer it over whatever node is on PATH.
+node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$(command -v node)
+freeport() { "$node" -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+
+phase "certificates"
+"$node" dist/certs/generate.js --out "$state/certs" --ip 127.0.0.1 >/dev/null
+
+phase "cluster"
+cat > "$state/kwokctl.yaml" <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  runtime: binary
+  bindAddress: 127.0.0.1
+  kubeVersion: $(source hack/versions.env; echo "$KUBERNETES_VERSION")
+  kubeApiserverBinary: $assets/kube-apiserver
+  kubeControllerManagerBinary: $assets/kube-controller-manager
+  kubeSchedulerBinary: $assets/kube-scheduler
+  kwokControllerBinary: $assets/kwok
+  etcdBinary: $assets/etcd
+  kubectlBinary: $kubectl
+EOF
+export KWOK_WORKDIR=$state/kwok
+"$assets/kwokctl" --config "$state/kwokctl.yaml" create cluster --name "$cluster" --kubeconfig "$state/kubeconfig" --wait 2m > "$state/logs/kwokctl.log" 2>&1 \
+  || { log "cluster creation failed:"; tail -20 "$state/logs/kwokctl.log" >&2; exit 1; }
+"$assets/kwokctl" --name "$cluster" scale node --replicas 3 >> "$state/logs/kwokctl.log" 2>&1
+export KUBECONFIG=$state/kubeconfig
+k() { "$kubectl" "$@"; }
+for _ in $(seq 1 120); do k get serviceaccount default -n default >/dev/null 2>&1 && break; sleep 0.5; done
+k get serviceaccount default -n default >/dev/null
+
+phase "gate exporter and prometheus"
+gate_port=$(freeport); prom_port=$(freeport)
+echo "$node $root/dist/test/support/gate-exporter.js --port $gate_port --host 127.0.0.1" > "$state/cmd/gate-exporter"
+proc start gate-exporter
+cat > "$state/prometheus/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: gate
+    static_configs: [{targets: ['127.0.0.1:$gate_port']}]
+EOF
+echo "$prometheus --config.file=$state/prometheus/prometheus.yml --storage.tsdb.path=$state/prometheus/data --web.listen-address=127.0.0.1:$prom_port --storage.tsdb.retention.time=2h" > "$state/cmd/prometheus"
+proc start prometheus
+
+phase "webhook"
+wh_port=$(freeport); wh_metrics=$(freeport)
+echo "$node $root/dist/webhook/main.js --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
+proc start webhook
+
+# Registration comes from the shipped manifests, changed only where a loopback process differs from a
+# Service: clientConfig by URL with the generated CA.
+ca_bundle=$(base64 -w0 < "$state/certs/ca.crt")
+k kustomize manifests/base > "$state/manifests.yaml"
+k create --dry-run=client -o json -f "$state/manifests.yaml" > "$state/manifests.json"
+"$node" hack/e2e-manifests.mjs "$state/manifests.json" "https://127.0.0.1:$wh_port/mutate" "$ca_bundle" > "$state/registration.json"
+k apply -f "$state/registration.json" > "$state/logs/registration.log"
+
+wait_http() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; log "$1 not ready"; return 1; }
+wait_http "http://127.0.0.1:$wh_metrics/readyz"
+wait_http "http://127.0.0.1:$prom_port/-/ready"
+wait_http "http://127.0.0.1:$gate_port/gates"
+
+phase "controller identity"
+# The controller runs as its real ServiceAccount, so its RBAC from manifests/base is what is tested.
+token=$(k create token phased-rollout-controller -n phased-rollout-system --duration 24h)
+server=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+cacert=$(k config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+cat > "$state/controller.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$cacert"}}]
+users: [{name: controller, user: {token: "$token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: controller}}]
+current-context: e2e
+EOF
+chmod 600 "$state/controller.kubeconfig"
+
+ctl_metrics=""
+if [ -f dist/controller/main.js ]; then
+  phase "controller"
+  ctl_metrics=$(freeport)
+  echo "$node $root/dist/controller/main.js --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
+  proc start controller
+  wait_http "http://127.0.0.1:$ctl_metrics/readyz"
+fi
+
+cat > "$state/env" <<EOF
+KUBECONFIG='$state/kubeconfig'
+KUBECTL='$kubectl'
+KWOKCTL='$assets/kwokctl'
+KWOK_WORKDIR='$state/kwok'
+E2E_CLUSTER='$cluster'
+PROMETHEUS_URL='http://127.0.0.1:$prom_port'
+GATE_URL='http://127.0.0.1:$gate_port'
+WEBHOOK_URL='https://127.0.0.1:$wh_port/mutate'
+WEBHOOK_METRICS_URL='http://127.0.0.1:$wh_metrics'
+CONTROLLER_METRICS_URL='${ctl_metrics:+http://127.0.0.1:$ctl_metrics}'
+CONTROLLER_KUBECONFIG='$state/controller.kubeconfig'
+E2E_DIR='$state'
+EOF
+phase "ready: source $state/env"

@@ -1,0 +1,114 @@
+// Helpers for end-to-end tests against the environment of hack/e2e-up.sh (read from .e2e/env):
+// kubectl as a user runs it, the gate exporter, and start/stop of the harness's processes.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ROOT } from '../support/process.js';
+
+/** E2E is the environment written by hack/e2e-up.sh. */
+export interface E2E {
+  KUBECONFIG: string;
+  KUBECTL: string;
+  PROMETHEUS_URL: string;
+  GATE_URL: string;
+  WEBHOOK_URL: string;
+  WEBHOOK_METRICS_URL: string;
+  CONTROLLER_METRICS_URL: string;
+  CONTROLLER_KUBECONFIG: string;
+  E2E_DIR: string;
+}
+
+/** env reads .e2e/env, failing with the command to run when the environment is not up. */
+export function env(): E2E {
+  const file = resolve(process.env.PHASED_ROLLOUT_E2E_DIR ?? resolve(ROOT, '.e2e'), 'env');
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run e2e:up\` (or \`npm run test:e2e\`, which does)`);
+  const out: Record<string, string> = {};
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const m = /^([A-Z0-9_]+)='(.*)'$/.exec(line);
+    if (m) out[m[1] ?? ''] = m[2] ?? '';
+  }
+  return out as unknown as E2E;
+}
+
+/** Run is the outcome of a command. */
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** run executes a program and never rejects: the exit code is part of the result. */
+export function run(file: string, args: string[], opts: { stdin?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> {
+  return new Promise((res) => {
+    const child = execFile(file, args, { env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      res({ code, stdout: stdout.toString(), stderr: stderr.toString() });
+    });
+    if (opts.stdin !== undefined) child.stdin?.end(opts.stdin);
+  });
+}
+
+/** kubectl runs the harness's kubectl as the cluster admin (a user, as far as the webhook knows). */
+export function kubectl(args: string[], stdin?: unknown, kubeconfig?: string): Promise<Run> {
+  const e = env();
+  const input = stdin === undefined ? undefined : typeof stdin === 'string' ? stdin : JSON.stringify(stdin);
+  return run(e.KUBECTL, args, { stdin: input, env: { KUBECONFIG: kubeconfig ?? e.KUBECONFIG } });
+}
+
+/** kubectlOk runs kubectl and throws with its stderr when it fails. */
+export async function kubectlOk(args: string[], stdin?: unknown): Promise<Run> {
+  const r = await kubectl(args, stdin);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return r;
+}
+
+/** getJson reads an object as JSON. */
+export async function getJson<T = Record<string, any>>(args: string[]): Promise<T> {
+  return JSON.parse((await kubectlOk(['get', ...args, '-o', 'json'])).stdout) as T;
+}
+
+/** createNamespace makes a fresh namespace for one test file and returns its name. */
+export async function createNamespace(prefix: string): Promise<string> {
+  const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
+  await kubectlOk(['create', 'namespace', ns]);
+  return ns;
+}
+
+/** deleteNamespace removes a namespace without waiting for it to go. */
+export async function deleteNamespace(ns: string): Promise<void> {
+  await kubectl(['delete', 'namespace', ns, '--wait=false', '--ignore-not-found']);
+}
+
+/** setGate sets the gate exporter's series e2e_gate{name} to `1`, `0`, `NaN` or `absent`. */
+export async function setGate(name: string, value: '1' | '0' | 'NaN' | 'absent'): Promise<void> {
+  const r = await fetch(`${env().GATE_URL}/gates/${encodeURIComponent(name)}`, { method: 'PUT', body: value });
+  if (r.status !== 204) throw new Error(`gate exporter answered ${r.status}`);
+}
+
+/** harnessProcess starts or stops one of the harness's processes (webhook, prometheus, controller...). */
+export async function harnessProcess(action: 'start' | 'stop' | 'running', name: string): Promise<boolean> {
+  const r = await run(resolve(ROOT, 'hack', 'e2e-proc.sh'), [action, name], { env: { PHASED_ROLLOUT_E2E_DIR: env().E2E_DIR } });
+  if (action !== 'running' && r.code !== 0) throw new Error(`e2e-proc ${action} ${name}: ${r.stderr}`);
+  return r.code === 0;
+}
+
+/** waitReady polls an HTTP readiness URL. */
+export async function waitHttp(url: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** podRevisions maps pod name -> controller-revision-hash for the pods of a StatefulSet. */
+export async function podRevisions(ns: string, app: string): Promise<Record<string, string>> {
+  const list = await getJson<{ items: { metadata: { name: string; labels: Record<string, string> } }[] }>(['pods', '-n', ns, '-l', `app=${app}`]);
+  return Object.fromEntries(list.items.map((p) => [p.metadata.name, p.metadata.labels['controller-revision-hash'] ?? '']));
+}

@@ -1,0 +1,307 @@
+import { KEYS } from '../annotations.js';
+import { nextPartition, plan, recordVerdict } from './plan.js';
+import type { Action, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const FAST = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2' };
+
+function sts(o: Partial<StatefulSetView> & { ann?: Record<string, string>; status?: Partial<RolloutStatus> } = {}): StatefulSetView {
+  const annotations: Record<string, string> = { ...(o.ann ?? FAST) };
+  if (o.status) annotations[KEYS.status] = JSON.stringify({ revision: 'new', partition: 3, replicas: 3, updated: 0, message: '', since: '', ...o.status });
+  return {
+    namespace: 'ns',
+    name: 'db',
+    generation: 2,
+    observedGeneration: 2,
+    replicas: 3,
+    ordinalsStart: 0,
+    partition: 3,
+    strategyType: 'RollingUpdate',
+    minReadySeconds: 0,
+    updateRevision: 'new',
+    currentRevision: 'old',
+    ...o,
+    annotations,
+  };
+}
+
+/** pods builds pods from revisions by index ('-' = missing, suffix '!' = not ready). */
+function pods(spec: string[], o: { start?: number; readySinceMs?: number } = {}): PodView[] {
+  return spec.flatMap((s, index) => {
+    if (s === '-') return [];
+    const ready = !s.endsWith('!');
+    const revision = s.replace('!', '');
+    return [{ name: `db-${index + (o.start ?? 0)}`, uid: `uid-${index}`, index, revision, ready, readySinceMs: ready ? (o.readySinceMs ?? T0 - 60_000) : undefined, deleting: false }];
+  });
+}
+
+function input(s: StatefulSetView, p: PodView[], nowMs = T0, memory?: Memory): PlanInput {
+  return { sts: s, pods: p, nowMs, memory, defaultPrometheusUrl: 'http://prom:9090' };
+}
+
+const of = <T extends Action['type']>(r: PlanResult, type: T) => r.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
+const partitionMoves = (r: PlanResult) => of(r, 'setPartition').map((a) => a.to);
+const events = (r: PlanResult) => of(r, 'event').map((a) => a.reason);
+const statusOf = (r: PlanResult) => of(r, 'writeStatus')[0]?.status;
+
+/** passChecks runs plan -> check -> recordVerdict until the planner stops asking, like the shell does. */
+function runChecks(i: PlanInput, results: ('pass' | 'fail' | 'error')[]): { r: PlanResult; memory?: Memory; now: number } {
+  let now = i.nowMs;
+  let memory = i.memory;
+  let r = plan({ ...i, memory });
+  for (const result of results) {
+    let guard = 0;
+    while (!r.check) {
+      if (++guard > 5 || r.requeueAfterMs === undefined) return { r, memory: r.memory, now };
+      now += r.requeueAfterMs;
+      r = plan({ ...i, nowMs: now, memory: r.memory });
+    }
+    memory = recordVerdict(r.memory!, { result, detail: result }, now);
+    r = plan({ ...i, nowMs: now, memory });
+  }
+  return { r, memory: r.memory, now };
+}
+
+describe('plan: opt-in, validation, bypass', () => {
+  it('opt-out leaves the partition and removes only the status annotation', () => {
+    const r = plan(input(sts({ ann: {}, status: { phase: 'Checking' }, partition: 1 }), pods(['old', 'old', 'new'])));
+    expect(r.actions).toEqual([{ type: 'removeStatus' }]);
+    expect(plan(input(sts({ ann: { [KEYS.enabled]: 'false' } }), [])).actions).toEqual([]);
+  });
+
+  it('invalid annotations report Invalid with every problem and an Event, and move nothing', () => {
+    const r = plan(input(sts({ ann: { [KEYS.enabled]: 'true', [KEYS.periodSeconds]: '0' } }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('Invalid');
+    expect(partitionMoves(r)).toEqual([]);
+    expect(events(r)).toEqual(['InvalidConfiguration']);
+    expect(statusOf(r)?.message).toContain(`${KEYS.periodSeconds}: "0"`);
+    expect(statusOf(r)?.message).toContain(`${KEYS.query}: missing`);
+  });
+
+  it('no Prometheus URL anywhere is Invalid', () => {
+    const r = plan({ ...input(sts(), pods(['old', 'old', 'old'])), defaultPrometheusUrl: undefined });
+    expect(r.phase).toBe('Invalid');
+    expect(statusOf(r)?.message).toContain('--prometheus-url');
+  });
+
+  it('bypass sets partition 0 once and reports Bypassed', () => {
+    const ann = { [KEYS.enabled]: 'true', [KEYS.standardRollingUpdate]: 'true' };
+    const r = plan(input(sts({ ann }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('Bypassed');
+    expect(partitionMoves(r)).toEqual([0]);
+    expect(partitionMoves(plan(input(sts({ ann, partition: 0 }), pods(['old', 'old', 'new']))))).toEqual([]);
+  });
+
+  it('waits while observedGeneration is behind generation, trusting nothing', () => {
+    const r = plan(input(sts({ observedGeneration: 1 }), pods(['old', 'old', 'old'])));
+    expect(r.actions).toEqual([]);
+    expect(r.requeueAfterMs).toBe(1000);
+  });
+});
+
+describe('plan: forward rollout', () => {
+  it('starts with RolloutStarted, checks, and lowers the partition by one after the streak', () => {
+    const i = input(sts(), pods(['old', 'old', 'old']));
+    const first = plan(i);
+    expect(first.phase).toBe('Checking');
+    expect(first.check).toEqual({ prometheusUrl: 'http://prom:9090', query: 'up' });
+    expect(events(first)).toEqual(['RolloutStarted']);
+    const one = runChecks(i, ['pass']);
+    expect(partitionMoves(one.r)).toEqual([]);
+    const two = runChecks(i, ['pass', 'pass']);
+    expect(partitionMoves(two.r)).toEqual([2]);
+    expect(events(two.r)).toContain('PartitionLowered');
+    expect(two.r.memory).toMatchObject({ step: 'new@2', streak: 0 });
+  });
+
+  it('never lowers without a full passing streak: a fail or an error in between resets it', () => {
+    const i = input(sts(), pods(['old', 'old', 'old']));
+    expect(partitionMoves(runChecks(i, ['pass', 'fail', 'pass']).r)).toEqual([]);
+    expect(partitionMoves(runChecks(i, ['pass', 'error', 'pass']).r)).toEqual([]);
+    expect(partitionMoves(runChecks(i, ['pass', 'error', 'pass', 'pass']).r)).toEqual([2]);
+  });
+
+  it('honours initial-delay-seconds after the last pod became available, and the period between checks', () => {
+    const ann = { ...FAST, [KEYS.initialDelaySeconds]: '30', [KEYS.periodSeconds]: '10' };
+    const readySince = T0 - 5000;
+    const r = plan(input(sts({ ann }), pods(['old', 'old', 'old'], { readySinceMs: readySince })));
+    expect(r.phase).toBe('Baking');
+    expect(r.check).toBeUndefined();
+    // Delay counts from when this process saw the rollout (T0), which is later than the pods' readiness.
+    expect(r.requeueAfterMs).toBe(30_000);
+    const later = plan(input(sts({ ann }), pods(['old', 'old', 'old'], { readySinceMs: readySince }), T0 + 30_000, r.memory));
+    expect(later.check).toBeDefined();
+    const m = recordVerdict(later.memory!, { result: 'pass', detail: '' }, T0 + 30_000);
+    const soon = plan(input(sts({ ann }), pods(['old', 'old', 'old'], { readySinceMs: readySince }), T0 + 35_000, m));
+    expect(soon.check).toBeUndefined();
+    expect(soon.requeueAfterMs).toBe(5000);
+  });
+
+  it('waits for the updated pod to be ready (and for minReadySeconds) before the next step', () => {
+    const s = sts({ partition: 2 });
+    expect(plan(input(s, pods(['old', 'old', 'new!']))).phase).toBe('WaitingForPods');
+    expect(plan(input(s, pods(['old', 'old', 'old']))).phase).toBe('WaitingForPods'); // not updated yet
+    expect(plan(input(s, pods(['old', 'old', '-']))).phase).toBe('WaitingForPods'); // missing
+    const slow = sts({ partition: 2, minReadySeconds: 20 });
+    const r = plan(input(slow, pods(['old', 'old', 'new'], { readySinceMs: T0 - 5000 })));
+    expect(r.phase).toBe('WaitingForPods');
+    expect(r.requeueAfterMs).toBe(15_000);
+    expect(plan(input(slow, pods(['old', 'old', 'new'], { readySinceMs: T0 - 5000 }), T0 + 15_000)).phase).toBe('Checking');
+  });
+
+  it('requires every pod to be available, not only the updated ones', () => {
+    expect(plan(input(sts({ partition: 2 }), pods(['old!', 'old', 'new']))).phase).toBe('WaitingForPods');
+  });
+
+  it('skips ordinals whose pods are already updated', () => {
+    const byIndex = new Map(pods(['old', 'new', 'new']).map((p) => [p.index, p]));
+    expect(nextPartition(3, byIndex, 'new')).toBe(0);
+    const by2 = new Map(pods(['old', 'old', 'new']).map((p) => [p.index, p]));
+    expect(nextPartition(3, by2, 'new')).toBe(1);
+    const i = input(sts({ partition: 3 }), pods(['old', 'new', 'new']));
+    expect(partitionMoves(runChecks(i, ['pass', 'pass']).r)).toEqual([0]);
+  });
+
+  it('counts ordinals from spec.ordinals.start', () => {
+    const s = sts({ ordinalsStart: 5, partition: 2 });
+    const r = plan(input(s, pods(['old', 'old', 'new!'], { start: 5 })));
+    expect(statusOf(r)?.message).toContain('db-7');
+    const ok = runChecks(input(s, pods(['old', 'old', 'new'], { start: 5 })), ['pass', 'pass']);
+    expect(partitionMoves(ok.r)).toEqual([1]);
+    expect(of(ok.r, 'event').find((e) => e.reason === 'PartitionLowered')?.message).toContain('pod db-6 rolls next');
+  });
+
+  it('verifies the last pod with the gate before Completed, then re-pins once currentRevision catches up', () => {
+    const s = sts({ partition: 0, status: { phase: 'WaitingForPods', partition: 0 } });
+    const first = plan(input(s, pods(['new', 'new', 'new'])));
+    expect(first.phase).toBe('Checking');
+    const done = runChecks(input(s, pods(['new', 'new', 'new'])), ['pass', 'pass']);
+    expect(done.r.phase).toBe('Completed');
+    expect(partitionMoves(done.r)).toEqual([]); // currentRevision still old
+    expect(events(done.r)).toContain('RolloutCompleted');
+    // The StatefulSet controller sets currentRevision = updateRevision: pin again.
+    const caught = sts({ partition: 0, currentRevision: 'new', status: { phase: 'Completed', partition: 0 } });
+    const r = plan(input(caught, pods(['new', 'new', 'new'])));
+    expect(r.phase).toBe('Completed');
+    expect(partitionMoves(r)).toEqual([3]);
+  });
+
+  it('keeps verifying when currentRevision caught up before the final gate passed', () => {
+    const s = sts({ partition: 0, currentRevision: 'new', status: { phase: 'Checking', partition: 0 } });
+    const r = plan(input(s, pods(['new', 'new', 'new'])));
+    expect(r.phase).toBe('Checking');
+    expect(partitionMoves(r)).toEqual([]);
+    const done = runChecks(input(s, pods(['new', 'new', 'new'])), ['pass', 'pass']);
+    expect(done.r.phase).toBe('Completed');
+    expect(partitionMoves(done.r)).toEqual([3]);
+  });
+});
+
+describe('plan: restarts, failures, pause', () => {
+  it('after a restart the streak starts from zero and one passed gate lowers the partition once', () => {
+    const s = sts({ partition: 2, status: { phase: 'Checking', partition: 2 } });
+    const p = pods(['old', 'old', 'new']);
+    // Two passes were seen before the restart, but memory is gone: one more pass is not enough.
+    expect(partitionMoves(runChecks(input(s, p), ['pass']).r)).toEqual([]);
+    const lowered = runChecks(input(s, p), ['pass', 'pass']);
+    expect(partitionMoves(lowered.r)).toEqual([1]);
+    // The informer has not seen the patch yet (still partition 2): the memory is on the next step, so
+    // the stale view restarts its streak instead of lowering again.
+    const stale = plan(input(s, p, lowered.now + 1, lowered.memory));
+    expect(partitionMoves(stale)).toEqual([]);
+    expect(stale.memory?.streak).toBe(0);
+  });
+
+  it('marks Failed after failure-threshold consecutive fails, and stays Failed until the revision changes', () => {
+    const ann = { ...FAST, [KEYS.failureThreshold]: '3' };
+    const i = input(sts({ ann }), pods(['old', 'old', 'old']));
+    expect(runChecks(i, ['fail', 'fail']).r.phase).toBe('Checking');
+    const failed = runChecks(i, ['fail', 'fail', 'fail']);
+    expect(failed.r.phase).toBe('Failed');
+    expect(events(failed.r)).toEqual(['RolloutFailed']);
+    // Errors are not fails.
+    expect(runChecks(i, ['error', 'error', 'error', 'error']).r.phase).toBe('Checking');
+    // A passing gate afterwards does not restart it (status survives restarts)...
+    const stored = sts({ ann, status: { phase: 'Failed', message: 'gate failed' } });
+    expect(plan(input(stored, pods(['old', 'old', 'old']))).phase).toBe('Failed');
+    expect(plan(input(stored, pods(['old', 'old', 'old']))).check).toBeUndefined();
+    // ...a new revision does.
+    const newer = sts({ ann, updateRevision: 'newer', status: { phase: 'Failed', revision: 'new' } });
+    expect(plan(input(newer, pods(['old', 'old', 'old']))).phase).toBe('Checking');
+  });
+
+  it('failure-threshold 0 never gives up', () => {
+    expect(runChecks(input(sts(), pods(['old', 'old', 'old'])), Array(20).fill('fail')).r.phase).toBe('Checking');
+  });
+
+  it('paused holds the partition, reports Paused, and resuming emits RolloutResumed', () => {
+    const ann = { ...FAST, [KEYS.paused]: 'true' };
+    const r = plan(input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new'])));
+    expect(r.phase).toBe('Paused');
+    expect(r.check).toBeUndefined();
+    expect(partitionMoves(r)).toEqual([]);
+    expect(events(r)).toEqual(['RolloutPaused']);
+    const resumed = plan(input(sts({ partition: 2, status: { phase: 'Paused', partition: 2 } }), pods(['old', 'old', 'new'])));
+    expect(events(resumed)).toEqual(['RolloutResumed']);
+    expect(resumed.phase).toBe('Checking');
+  });
+});
+
+describe('plan: revert, new revisions, stranded pods, scaling', () => {
+  it('revert (updateRevision == currentRevision, pods elsewhere): partition 0, no gate, not-ready pods deleted', () => {
+    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3, status: { phase: 'Checking', revision: 'new' } });
+    const r = plan(input(s, pods(['old', 'new', 'new!'])));
+    expect(r.phase).toBe('RollingBack');
+    expect(r.check).toBeUndefined();
+    expect(partitionMoves(r)).toEqual([0]);
+    expect(of(r, 'deletePod').map((d) => d.name)).toEqual(['db-2']);
+    expect(events(r)).toContain('RollbackStarted');
+    // Once every pod is back, pin again.
+    const back = plan(input(sts({ updateRevision: 'old', currentRevision: 'old', partition: 0, status: { phase: 'RollingBack', revision: 'old', partition: 0 } }), pods(['old', 'old', 'old'])));
+    expect(back.phase).toBe('Idle');
+    expect(partitionMoves(back)).toEqual([3]);
+  });
+
+  it('a new revision mid-rollout restarts the gate and deletes a not-ready pod stranded on the abandoned revision', () => {
+    // rev "mid" had reached pod 2 (crash-looping); the user applied "new"; the webhook re-pinned to 3.
+    const s = sts({ updateRevision: 'new', currentRevision: 'old', partition: 3, status: { phase: 'WaitingForPods', revision: 'mid', partition: 2 } });
+    const r = plan(input(s, pods(['old', 'old', 'mid!']), T0, { step: 'mid@2', revision: 'mid', seenAtMs: T0 - 1, streak: 5, failures: 0 }));
+    expect(of(r, 'deletePod')).toEqual([expect.objectContaining({ name: 'db-2', reason: 'StrandedPodDeleted' })]);
+    expect(events(r)).toContain('RolloutStarted');
+    expect(r.memory).toMatchObject({ revision: 'new', streak: 0 }); // the streak restarts from zero
+    expect(r.phase).toBe('WaitingForPods');
+    // A ready pod on the abandoned revision is left alone; the rollout will reach it.
+    const ready = plan(input(s, pods(['old', 'old', 'mid'])));
+    expect(of(ready, 'deletePod')).toEqual([]);
+    expect(ready.memory?.streak).toBe(0);
+  });
+
+  it('idle with partition below replicas (scale subresource) pins again', () => {
+    const r = plan(input(sts({ replicas: 5, partition: 3, updateRevision: 'old', currentRevision: 'old' }), pods(['old', 'old', 'old', 'old', 'old'])));
+    expect(r.phase).toBe('Idle');
+    expect(partitionMoves(r)).toEqual([5]);
+  });
+
+  it('scale up mid-rollout: waits for the new pods, which count as not updated below the partition', () => {
+    const s = sts({ replicas: 5, partition: 2 });
+    expect(plan(input(s, pods(['old', 'old', 'new', '-', '-']))).phase).toBe('WaitingForPods');
+    // New pods above the partition come up on the new revision.
+    const r = runChecks(input(s, pods(['old', 'old', 'new', 'new', 'new'])), ['pass', 'pass']);
+    expect(partitionMoves(r.r)).toEqual([1]);
+  });
+
+  it('scale down mid-rollout: pods past replicas are ignored and the partition is capped at replicas', () => {
+    const s = sts({ replicas: 2, partition: 3 });
+    const r = runChecks(input(s, pods(['old', 'old', 'new'])), ['pass', 'pass']);
+    expect(partitionMoves(r.r)).toEqual([1]);
+  });
+
+  it('status is written on phase/partition/revision/gate changes, not on every check', () => {
+    const i = input(sts({ status: { phase: 'Checking', partition: 3, gate: 'passing' } }), pods(['old', 'old', 'old']));
+    const m: Memory = { step: 'new@3', revision: 'new', seenAtMs: T0 - 10_000, streak: 1, failures: 0, lastCheckAtMs: T0 - 500, lastVerdict: { result: 'pass', detail: '' } };
+    expect(of(plan({ ...i, memory: m }), 'writeStatus')).toEqual([]);
+    const failing = recordVerdict(m, { result: 'error', detail: 'connection refused' }, T0);
+    const r = plan({ ...i, memory: failing });
+    expect(statusOf(r)).toMatchObject({ phase: 'Checking', gate: 'error', message: expect.stringContaining('Prometheus error: connection refused') });
+  });
+});

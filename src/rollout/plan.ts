@@ -1,0 +1,182 @@
+// SPEC §4.2 as one pure function: a snapshot of a StatefulSet, its pods and what this process remembers
+// in; the actions to take, whether a gate check is due, and when to look again out. No I/O, no clock.
+import { formatProblems, parseAnnotations, type RolloutConfig } from '../annotations.js';
+import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
+import type { Action, CheckRequest, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
+
+/** recordVerdict folds one gate outcome into the memory (SPEC §4.3: pass adds, fail and error reset). */
+export function recordVerdict(m: Memory, v: Verdict, nowMs: number): Memory {
+  const failures = v.result === 'fail' ? m.failures + 1 : v.result === 'pass' ? 0 : m.failures;
+  return { ...m, streak: v.result === 'pass' ? m.streak + 1 : 0, failures, lastCheckAtMs: nowMs, lastVerdict: v };
+}
+
+/** availableAtMs is when a pod counts as available (ready for minReadySeconds), or undefined if not ready. */
+function availableAtMs(p: PodView, minReadySeconds: number): number | undefined {
+  if (!p.ready || p.deleting) return undefined;
+  return (p.readySinceMs ?? 0) + minReadySeconds * 1000;
+}
+
+/** nextPartition is the step below p: the highest index under p whose pod is not updated yet (or 0). */
+export function nextPartition(p: number, byIndex: Map<number, PodView>, revision: string): number {
+  for (let j = Math.min(p, Number.MAX_SAFE_INTEGER) - 1; j >= 0; j--) {
+    if (byIndex.get(j)?.revision !== revision) return j;
+  }
+  return 0;
+}
+
+interface Ctx {
+  input: PlanInput;
+  prev: RolloutStatus | undefined;
+  revision: string;
+  updated: number;
+  actions: Action[];
+}
+
+function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
+  const { sts, nowMs } = c.input;
+  const memory = extra.memory ?? c.input.memory;
+  const gate = ROLLING.has(phase) || phase === 'Failed' || phase === 'Completed' ? gateStateOf(memory?.revision === c.revision ? memory?.lastVerdict?.result : undefined) : undefined;
+  const next: RolloutStatus = {
+    phase,
+    revision: c.revision,
+    partition,
+    replicas: sts.replicas,
+    updated: c.updated,
+    message,
+    since: c.prev && c.prev.phase === phase && c.prev.revision === c.revision ? c.prev.since : new Date(nowMs).toISOString(),
+  };
+  if (gate) next.gate = gate;
+  const actions = [...c.actions];
+  if (statusChanged(c.prev, next)) {
+    actions.push(...transitionEvents(c.prev, next));
+    actions.push({ type: 'writeStatus', status: next });
+  }
+  return { phase, ...extra, memory, actions };
+}
+
+/** plan decides what to do with one StatefulSet now. */
+export function plan(input: PlanInput): PlanResult {
+  const { sts, pods, nowMs } = input;
+  const prev = readStatus(sts.annotations);
+  const parsed = parseAnnotations(sts.annotations);
+
+  // Opted out: the partition stays where it is; only our own status annotation goes.
+  if (parsed.optIn === 'absent' || parsed.optIn === 'off') {
+    return { phase: null, actions: prev ? [{ type: 'removeStatus' }] : [] };
+  }
+  // The API server has not caught up with the spec yet: its status would mislead us.
+  if (sts.observedGeneration < sts.generation || !sts.updateRevision) {
+    return { phase: prev?.phase ?? null, actions: [], memory: input.memory, requeueAfterMs: 1000 };
+  }
+
+  const revision = sts.updateRevision;
+  const current = sts.currentRevision ?? revision;
+  const byIndex = new Map<number, PodView>();
+  for (const p of pods) if (p.index >= 0 && p.index < sts.replicas) byIndex.set(p.index, p);
+  const updated = [...byIndex.values()].filter((p) => p.revision === revision).length;
+  const c: Ctx = { input, prev, revision, updated, actions: [] };
+
+  if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`);
+  const cfg = parsed.config;
+  if (!cfg) return { phase: null, actions: [] }; // not opted in: handled above
+  if (sts.strategyType === 'OnDelete') return finish(c, 'Invalid', 'updateStrategy OnDelete cannot be gated; use RollingUpdate');
+
+  if (cfg.standardRollingUpdate) {
+    if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
+    return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', {}, 0);
+  }
+  const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
+  if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url');
+  const check: CheckRequest = { prometheusUrl, query: cfg.query, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
+
+  const stale = [...byIndex.values()].filter((p) => p.revision !== revision);
+
+  // Revert: the target is the known-good current revision, so there is no gate. Partition 0 lets the
+  // StatefulSet controller restore every pod; a pod stuck not ready on another revision is deleted so
+  // OrderedReady cannot deadlock on it.
+  if (current === revision && stale.length > 0) {
+    if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
+    for (const p of stale) {
+      if (!p.ready && !p.deleting) {
+        c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'RollbackPodDeleted', message: `deleted not-ready pod ${p.name} on revision ${p.revision} so it comes back on ${revision}` });
+      }
+    }
+    return finish(c, 'RollingBack', `restoring ${stale.length} pod(s) to known-good revision ${revision} without gates`, { memory: undefined }, 0);
+  }
+
+  if (cfg.paused) return finish(c, 'Paused', `paused at partition ${sts.partition}; ${updated}/${sts.replicas} pods on revision ${revision}`, { memory: undefined });
+  if (prev?.phase === 'Failed' && prev.revision === revision) return finish(c, 'Failed', prev.message, { memory: undefined });
+
+  const rolling = current !== revision || (sts.partition < sts.replicas && prev !== undefined && ROLLING.has(prev.phase) && prev.revision === revision);
+  if (!rolling) {
+    // Idle. A partition below replicas here comes from a scale through the scale subresource, or from
+    // a finished rollout whose revision is now current: pin again.
+    const done = prev?.phase === 'Completed' && prev.revision === revision;
+    if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+    return finish(c, done ? 'Completed' : 'Idle', done ? prev.message : `all ${sts.replicas} pods on revision ${revision}`, { memory: undefined }, Math.max(sts.partition, sts.replicas));
+  }
+
+  // New revision mid-rollout: a pod below the partition on an abandoned revision that is not ready is
+  // deleted, and comes back on the current revision.
+  for (const p of byIndex.values()) {
+    if (p.index < sts.partition && p.revision !== revision && p.revision !== current && !p.ready && !p.deleting) {
+      c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'StrandedPodDeleted', message: `deleted not-ready pod ${p.name} on abandoned revision ${p.revision}; it returns on ${current}` });
+    }
+  }
+  return forward(c, cfg, check, byIndex);
+}
+
+function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<number, PodView>): PlanResult {
+  const { sts, nowMs } = c.input;
+  const p = Math.min(sts.partition, sts.replicas);
+
+  // The streak belongs to one step; a new step (or a new revision) starts from zero.
+  const step = `${c.revision}@${p}`;
+  let m = c.input.memory;
+  if (!m || m.revision !== c.revision) m = { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0 };
+  else if (m.step !== step) m = { step, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0 };
+
+  // Every pod must exist and be available, and every pod at or above the partition must be updated.
+  let lastAvailable = 0;
+  let wakeAt: number | undefined;
+  for (let i = sts.replicas - 1; i >= 0; i--) {
+    const pod = byIndex.get(i);
+    const name = `${sts.name}-${i + sts.ordinalsStart}`;
+    if (!pod) return finish(c, 'WaitingForPods', `waiting for pod ${name} to be created`, { memory: m });
+    if (i >= p && pod.revision !== c.revision) return finish(c, 'WaitingForPods', `waiting for pod ${name} to be updated to revision ${c.revision}`, { memory: m });
+    const at = availableAtMs(pod, sts.minReadySeconds);
+    if (at === undefined) return finish(c, 'WaitingForPods', `waiting for pod ${name} to become ready`, { memory: m });
+    if (at > nowMs) wakeAt = Math.min(wakeAt ?? at, at);
+    lastAvailable = Math.max(lastAvailable, at);
+  }
+  if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: m, requeueAfterMs: wakeAt - nowMs });
+
+
+  if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
+    return finish(c, 'Failed', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); apply a new revision or re-enable to retry`, { memory: m });
+  }
+  const last = m.lastVerdict && m.lastVerdict.result !== 'pass' ? `; last check: ${m.lastVerdict.result === 'error' ? 'Prometheus error: ' : ''}${m.lastVerdict.detail}` : '';
+
+  if (m.streak >= cfg.successThreshold) {
+    if (p === 0) {
+      // Final verification passed: the last pod was checked too.
+      const done: Ctx = { ...c };
+      if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
+      return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
+    }
+    const to = nextPartition(p, byIndex, c.revision);
+    c.actions.push({ type: 'setPartition', from: sts.partition, to });
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; pod ${sts.name}-${to + sts.ordinalsStart} rolls next` });
+    const nextMemory: Memory = { step: `${c.revision}@${to}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0 };
+    return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
+  }
+
+  const bakeUntil = Math.max(lastAvailable, m.seenAtMs) + cfg.initialDelaySeconds * 1000;
+  if (nowMs < bakeUntil) {
+    return finish(c, 'Baking', `waiting ${cfg.initialDelaySeconds}s after the last pod became available before checking`, { memory: m, requeueAfterMs: bakeUntil - nowMs });
+  }
+  const due = m.lastCheckAtMs === undefined ? nowMs : m.lastCheckAtMs + cfg.periodSeconds * 1000;
+  const progress = `gate ${m.streak}/${cfg.successThreshold} at partition ${p}${last}`;
+  if (nowMs < due) return finish(c, 'Checking', progress, { memory: m, requeueAfterMs: due - nowMs });
+  return finish(c, 'Checking', progress, { memory: m, check, requeueAfterMs: cfg.periodSeconds * 1000 });
+}

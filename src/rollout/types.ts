@@ -1,0 +1,106 @@
+// The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
+// since the epoch), so plan() is a pure function tested in tables.
+
+/** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
+export type Phase = 'Idle' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
+
+/** PHASES lists every phase, for the one-hot phase metric. */
+export const PHASES: readonly Phase[] = ['Idle', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
+
+/** GateState summarises the latest check, so the status can show a Prometheus outage. */
+export type GateState = 'passing' | 'failing' | 'error';
+
+/** RolloutStatus is the JSON of the phased-rollout.io/status annotation. */
+export interface RolloutStatus {
+  phase: Phase;
+  revision: string;
+  partition: number;
+  replicas: number;
+  updated: number;
+  message: string;
+  since: string;
+  gate?: GateState;
+}
+
+/** PodView is what the planner needs of one pod. */
+export interface PodView {
+  name: string;
+  uid: string;
+  /** ordinal - spec.ordinals.start: what the partition is compared with. */
+  index: number;
+  revision: string;
+  ready: boolean;
+  /** When the Ready condition last became True. */
+  readySinceMs?: number;
+  deleting: boolean;
+}
+
+/** StatefulSetView is what the planner needs of one StatefulSet. */
+export interface StatefulSetView {
+  namespace: string;
+  name: string;
+  generation: number;
+  observedGeneration: number;
+  replicas: number;
+  ordinalsStart: number;
+  partition: number;
+  strategyType: string;
+  minReadySeconds: number;
+  updateRevision?: string;
+  currentRevision?: string;
+  annotations: Record<string, string>;
+}
+
+/** Verdict is the outcome of one gate query (SPEC §4.3). */
+export interface Verdict {
+  result: 'pass' | 'fail' | 'error';
+  detail: string;
+}
+
+/** Memory is what the controller remembers between reconciles of one StatefulSet (lost on restart). */
+export interface Memory {
+  /** `revision@partition`: the step the streak belongs to. */
+  step: string;
+  revision: string;
+  /** When this process first saw the revision being rolled. */
+  seenAtMs: number;
+  streak: number;
+  failures: number;
+  lastCheckAtMs?: number;
+  lastVerdict?: Verdict;
+}
+
+/** CheckRequest asks the shell to query the gate now. */
+export interface CheckRequest {
+  prometheusUrl: string;
+  query: string;
+  secretName?: string;
+}
+
+/** Action is one change the shell applies to the cluster. */
+export type Action =
+  | { type: 'setPartition'; from: number; to: number }
+  | { type: 'deletePod'; name: string; uid: string; reason: 'RollbackPodDeleted' | 'StrandedPodDeleted'; message: string }
+  | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: string; message: string }
+  | { type: 'writeStatus'; status: RolloutStatus }
+  | { type: 'removeStatus' };
+
+/** PlanInput is everything plan() looks at. */
+export interface PlanInput {
+  sts: StatefulSetView;
+  pods: PodView[];
+  nowMs: number;
+  memory?: Memory;
+  /** The controller's --prometheus-url, used when the annotation is absent. */
+  defaultPrometheusUrl?: string;
+}
+
+/** PlanResult is what to do now and when to look again. */
+export interface PlanResult {
+  phase: Phase | null;
+  actions: Action[];
+  memory?: Memory;
+  check?: CheckRequest;
+  /** Look again after this long even if nothing changes (delays, check periods). */
+  requeueAfterMs?: number;
+}

@@ -16,6 +16,7 @@ t0=$(date +%s.%N)
 phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-a}') $*"; }
 
 if [ -f "$state/env" ] && proc running webhook && proc running prometheus && proc running gate-exporter \
+   && { [ ! -f dist/controller/main.js ] || proc running controller; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
   log "environment already up ($state/env)"; exit 0
 fi

@@ -3,7 +3,7 @@
 // Core code never reads process.env: main.ts passes argv and env in.
 
 /** SettingKind is how a setting's text is turned into a value. */
-export type SettingKind = 'string' | 'port' | 'duration' | 'bool' | 'list' | 'level';
+export type SettingKind = 'string' | 'port' | 'int' | 'duration' | 'bool' | 'list' | 'level';
 
 /** Setting describes one flag of a process. */
 export interface Setting {
@@ -19,7 +19,7 @@ export type Schema = Record<string, Setting>;
 
 /** Values is the parsed config: strings, numbers (ports; durations in ms), booleans or string lists. */
 export type Values<S extends Schema> = {
-  readonly [K in keyof S]: S[K]['kind'] extends 'port' | 'duration'
+  readonly [K in keyof S]: S[K]['kind'] extends 'port' | 'int' | 'duration'
     ? number
     : S[K]['kind'] extends 'bool'
       ? boolean
@@ -63,6 +63,10 @@ function convert(kind: SettingKind, raw: string[]): { value: unknown } | { error
     case 'port': {
       const n = /^\d+$/.test(last) ? Number(last) : NaN;
       return Number.isInteger(n) && n >= 0 && n <= 65535 ? { value: n } : { error: 'must be a port number 0..65535' };
+    }
+    case 'int': {
+      const n = /^\d{1,6}$/.test(last) ? Number(last) : NaN;
+      return n >= 1 ? { value: n } : { error: 'must be a positive integer' };
     }
     case 'duration': {
       const ms = parseDuration(last);

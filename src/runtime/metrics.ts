@@ -46,3 +46,39 @@ export function webhookMetrics(registry: Registry): WebhookMetrics {
     }),
   };
 }
+
+/** ControllerMetrics are the controller's metrics of SPEC §4.4. */
+export interface ControllerMetrics {
+  partition: Gauge<'namespace' | 'statefulset'>;
+  phase: Gauge<'namespace' | 'statefulset' | 'phase'>;
+  checks: Counter<'namespace' | 'statefulset' | 'result'>;
+  checkDuration: Histogram<'namespace' | 'statefulset'>;
+  steps: Counter<'namespace' | 'statefulset'>;
+  reconcileDuration: Histogram;
+  leader: Gauge;
+}
+
+/** controllerMetrics registers the controller's metrics on `registry`. */
+export function controllerMetrics(registry: Registry): ControllerMetrics {
+  const per = ['namespace', 'statefulset'] as const;
+  return {
+    partition: new Gauge({ name: 'phased_rollout_partition', help: 'Current partition of each opted-in StatefulSet.', labelNames: per, registers: [registry] }),
+    phase: new Gauge({ name: 'phased_rollout_phase', help: 'Rollout phase, one-hot: 1 for the current phase.', labelNames: [...per, 'phase'], registers: [registry] }),
+    checks: new Counter({ name: 'phased_rollout_checks_total', help: 'Gate checks by result (pass, fail, error).', labelNames: [...per, 'result'], registers: [registry] }),
+    checkDuration: new Histogram({
+      name: 'phased_rollout_check_duration_seconds',
+      help: 'Duration of one gate query against Prometheus.',
+      labelNames: per,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    steps: new Counter({ name: 'phased_rollout_partition_steps_total', help: 'Partition decrements made after a passed gate.', labelNames: per, registers: [registry] }),
+    reconcileDuration: new Histogram({
+      name: 'phased_rollout_reconcile_duration_seconds',
+      help: 'Duration of one reconcile, gate query included.',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    }),
+    leader: new Gauge({ name: 'phased_rollout_leader', help: '1 while this process holds the leader Lease (or runs without leader election).', registers: [registry] }),
+  };
+}

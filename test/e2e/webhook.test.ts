@@ -16,11 +16,19 @@ const WEBHOOK = 'statefulsets.phased-rollout.io';
 const DENIED = `admission webhook "${WEBHOOK}" denied the request: phased-rollout:`;
 
 let ns: string;
+let controllerWasRunning = false;
 beforeAll(async () => {
   ns = await createNamespace('e2e-webhook');
+  // These scenarios are about admission alone: no controller may move anything meanwhile.
+  controllerWasRunning = await harnessProcess('running', 'controller');
+  if (controllerWasRunning) await harnessProcess('stop', 'controller');
 });
 afterAll(async () => {
   await deleteNamespace(ns);
+  if (controllerWasRunning) {
+    await harnessProcess('start', 'controller');
+    await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
+  }
 });
 
 const manifest = (name: string, o: Parameters<typeof statefulSet>[1] = {}) => ({ ...statefulSet(name, o), metadata: { ...statefulSet(name, o).metadata, namespace: ns } });

@@ -1,0 +1,21 @@
+// The controller's flags (SPEC §5). Each has an env twin PHASED_ROLLOUT_<FLAG>; `--help` prints them.
+import type { Schema } from '../src/runtime/config.js';
+
+/** controllerSchema lists every setting of phased-rollout-controller. */
+export const controllerSchema = {
+  kubeconfig: { kind: 'string', doc: 'kubeconfig file; in-cluster configuration when absent' },
+  namespace: { kind: 'string', doc: 'watch only this namespace (default: all namespaces)' },
+  'prometheus-url': { kind: 'string', doc: 'Prometheus base URL for StatefulSets without phased-rollout.io/prometheus-url' },
+  'prometheus-timeout': { kind: 'duration', default: '10s', doc: 'timeout of one gate query' },
+  'metrics-port': { kind: 'port', default: '8080', doc: 'plain-HTTP port for /metrics, /healthz and /readyz' },
+  'bind-address': { kind: 'string', default: '0.0.0.0', doc: 'address the metrics port listens on' },
+  'leader-elect': { kind: 'bool', doc: 'hold a coordination.k8s.io/v1 Lease so only one replica acts' },
+  'leader-election-namespace': { kind: 'string', default: 'phased-rollout-system', doc: 'namespace of the Lease' },
+  'leader-election-name': { kind: 'string', default: 'phased-rollout-controller', doc: 'name of the Lease' },
+  'leader-election-lease-duration': { kind: 'duration', default: '15s', doc: 'how long a Lease holds without renewal' },
+  'leader-election-renew-period': { kind: 'duration', default: '5s', doc: 'how often the leader renews, and others retry' },
+  'resync-period': { kind: 'duration', default: '60s', doc: 'how often an opted-in StatefulSet is looked at even without changes' },
+  workers: { kind: 'int', default: '4', doc: 'StatefulSets reconciled in parallel (one key is never reconciled twice at once)' },
+  'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight reconciles' },
+  'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
+} as const satisfies Schema;

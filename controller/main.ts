@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// phased-rollout-controller: config -> informers -> queue -> reconcile -> plan() -> apply.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { apiErrorMessage } from '../src/k8s/errors.js';
+import { EventRecorder } from '../src/k8s/events.js';
+import { resilientInformer } from '../src/k8s/informer.js';
+import { LeaderElector } from '../src/k8s/leader.js';
+import { ownerStatefulSet } from '../src/k8s/view.js';
+import { ConfigError, helpText, loadConfig } from '../src/runtime/config.js';
+import { createLogger } from '../src/runtime/logger.js';
+import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
+import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
+import { WorkQueue } from '../src/runtime/queue.js';
+import { onShutdown } from '../src/runtime/shutdown.js';
+import { controllerSchema } from './config.js';
+import { isOptedInObject, Reconciler } from './reconcile.js';
+
+const PROGRAM = 'phased-rollout-controller';
+
+async function main(): Promise<void> {
+  let parsed;
+  try {
+    parsed = loadConfig(controllerSchema, process.argv.slice(2), process.env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`${PROGRAM}: invalid configuration:\n  ${e.problems.join('\n  ')}\n`);
+    process.exit(2);
+  }
+  if (parsed.help) {
+    process.stdout.write(helpText(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema));
+    return;
+  }
+  const c = parsed.values;
+  const log = createLogger(PROGRAM, c['log-level']);
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception');
+    process.exit(1);
+  });
+
+  const kc = new KubeConfig();
+  try {
+    if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
+    else kc.loadFromCluster();
+  } catch (err) {
+    log.fatal({ reason: (err as Error).message }, 'cannot load the Kubernetes client configuration');
+    process.exit(1);
+  }
+  const apps = kc.makeApiClient(AppsV1Api);
+  const core = kc.makeApiClient(CoreV1Api);
+  const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
+  const registry = createRegistry();
+  const metrics = controllerMetrics(registry);
+  const readiness = new Readiness();
+  const ns = c.namespace;
+
+  let queue: WorkQueue | undefined;
+  const enqueue = (key: string) => queue?.add(key);
+  const statefulSets = resilientInformer<V1StatefulSet>(
+    kc,
+    ns ? `/apis/apps/v1/namespaces/${ns}/statefulsets` : '/apis/apps/v1/statefulsets',
+    () => (ns ? apps.listNamespacedStatefulSet({ namespace: ns }) : apps.listStatefulSetForAllNamespaces()),
+    log,
+    (type, s) => {
+      if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+    },
+  );
+  // Only pods that belong to a StatefulSet or DaemonSet carry controller-revision-hash: the label
+  // selector keeps every other pod of the cluster out of this cache.
+  const podSelector = 'controller-revision-hash';
+  const pods = resilientInformer<V1Pod>(
+    kc,
+    ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods',
+    () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector: podSelector }) : core.listPodForAllNamespaces({ labelSelector: podSelector })),
+    log,
+    (_type, p) => {
+      const owner = ownerStatefulSet(p);
+      if (!owner) return;
+      const s = statefulSets.get(owner, p.metadata?.namespace);
+      if (s && isOptedInObject(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
+    },
+    { labelSelector: podSelector },
+  );
+
+  const reconciler = new Reconciler({
+    statefulSets,
+    pods,
+    apps,
+    core,
+    events: new EventRecorder(core, log, identity),
+    metrics,
+    log,
+    defaultPrometheusUrl: c['prometheus-url']?.replace(/\/+$/, ''),
+    prometheusTimeoutMs: c['prometheus-timeout'],
+    resyncMs: c['resync-period'],
+  });
+
+  const ops = createOpsServer(registry, readiness);
+  await new Promise<void>((resolve, reject) => {
+    ops.once('error', reject);
+    ops.listen(c['metrics-port'], c['bind-address'], resolve);
+  });
+
+  const startWork = () => {
+    queue = new WorkQueue((key) => reconciler.reconcile(key), {
+      concurrency: c.workers,
+      onError: (key, err, retryInMs) => log.warn({ key, reason: apiErrorMessage(err), retryInMs }, 'reconcile failed; will retry'),
+    });
+    metrics.leader.set(1);
+    for (const s of statefulSets.list()) if (isOptedInObject(s)) queue.add(`${s.metadata?.namespace}/${s.metadata?.name}`);
+    log.info({ statefulSets: statefulSets.list().length, pods: pods.list().length }, 'reconciling');
+  };
+  const stopWork = async () => {
+    metrics.leader.set(0);
+    const q = queue;
+    queue = undefined;
+    await q?.stop();
+  };
+
+  try {
+    await Promise.all([statefulSets.start(), pods.start()]);
+  } catch (err) {
+    log.fatal({ reason: apiErrorMessage(err) }, 'cannot list StatefulSets and Pods');
+    process.exit(1);
+  }
+  readiness.set(true);
+  log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
+
+  let elector: LeaderElector | undefined;
+  if (c['leader-elect']) {
+    elector = new LeaderElector(
+      {
+        api: kc.makeApiClient(CoordinationV1Api),
+        namespace: c['leader-election-namespace'],
+        name: c['leader-election-name'],
+        identity,
+        leaseDurationMs: c['leader-election-lease-duration'],
+        renewPeriodMs: c['leader-election-renew-period'],
+        log,
+      },
+      startWork,
+      // Losing the Lease means another replica may act now: stop at once, and exit so that the
+      // process restarts clean (as controller-runtime does).
+      () => void stopWork().then(() => process.exit(1)),
+    );
+    elector.start();
+  } else startWork();
+
+  onShutdown(
+    log,
+    [
+      { name: 'readiness', run: () => readiness.set(false, 'shutting down') },
+      { name: 'work queue', run: stopWork },
+      { name: 'lease', run: () => elector?.release() },
+      { name: 'informers', run: async () => void (await Promise.all([statefulSets.stop(), pods.stop()])) },
+      { name: 'metrics server', run: () => new Promise<void>((r) => ops.close(() => r())) },
+    ],
+    c['shutdown-timeout'],
+  );
+}
+
+void main();

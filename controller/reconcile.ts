@@ -1,0 +1,195 @@
+// One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due, plan()
+// again with its verdict, apply the actions. All decisions are in src/rollout/plan.ts.
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { KEYS, parseAnnotations } from '../src/annotations.js';
+import { CredentialsError, loadCredentials } from '../src/k8s/credentials.js';
+import { apiErrorCode } from '../src/k8s/errors.js';
+import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
+import type { ResilientInformer } from '../src/k8s/informer.js';
+import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
+import { queryGate, type GateQuery } from '../src/prometheus/client.js';
+import { plan, recordVerdict } from '../src/rollout/plan.js';
+import { PHASES, type Action, type Memory, type PlanResult, type Verdict } from '../src/rollout/types.js';
+import type { Logger } from '../src/runtime/logger.js';
+import type { ControllerMetrics } from '../src/runtime/metrics.js';
+
+/** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
+export interface ReconcileDeps {
+  statefulSets: ResilientInformer<V1StatefulSet>;
+  pods: ResilientInformer<V1Pod>;
+  apps: AppsV1Api;
+  core: CoreV1Api;
+  events: EventRecorder;
+  metrics: ControllerMetrics;
+  log: Logger;
+  defaultPrometheusUrl?: string;
+  prometheusTimeoutMs: number;
+  resyncMs: number;
+  now?: () => number;
+  query?: (q: GateQuery) => Promise<Verdict>;
+}
+
+/** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
+export class Reconciler {
+  private readonly memory = new Map<string, Memory>();
+  // Read-your-writes: the object returned by our last patch, used while the informer has not caught up,
+  // so a stale cache never makes us repeat a step or an Event.
+  private readonly written = new Map<string, V1StatefulSet>();
+
+  constructor(private readonly d: ReconcileDeps) {}
+
+  /** reconcile handles one key and returns when to look again. */
+  async reconcile(key: string): Promise<number | undefined> {
+    const started = process.hrtime.bigint();
+    try {
+      return await this.reconcileKey(key);
+    } finally {
+      this.d.metrics.reconcileDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  }
+
+  private current(key: string, namespace: string, name: string): V1StatefulSet | undefined {
+    const cached = this.d.statefulSets.get(name, namespace);
+    const mine = this.written.get(key);
+    if (!cached) return undefined;
+    // resourceVersions are opaque, but within one API server they are etcd revisions and increase.
+    if (mine && mine.metadata?.uid === cached.metadata?.uid && Number(mine.metadata?.resourceVersion) > Number(cached.metadata?.resourceVersion)) return mine;
+    this.written.delete(key);
+    return cached;
+  }
+
+  private async reconcileKey(key: string): Promise<number | undefined> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const now = this.d.now ?? Date.now;
+    const sts = this.current(key, namespace, name);
+    if (!sts) {
+      this.forget(key, namespace, name);
+      return undefined;
+    }
+    const view = statefulSetView(sts);
+    const pods = this.d.pods
+      .list(namespace)
+      .filter((p) => ownerStatefulSet(p) === name)
+      .flatMap((p) => podView(p, name, view.ordinalsStart) ?? []);
+    const target: EventTarget = { namespace, name, uid: sts.metadata?.uid ?? '' };
+    const log = this.d.log.child({ namespace, name });
+
+    let r = plan({ sts: view, pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+    if (r.check && r.memory) {
+      const verdict = await this.check(target, r.check.prometheusUrl, r.check.query, r.check.secretName);
+      log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
+      const at = now();
+      r = plan({ sts: view, pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+    }
+    await this.apply(key, sts, target, r, log);
+    if (r.memory) this.memory.set(key, r.memory);
+    else this.memory.delete(key);
+    this.report(namespace, name, r, sts);
+    if (r.phase === null) return undefined;
+    return Math.min(r.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+  }
+
+  private async check(t: EventTarget, url: string, query: string, secretName?: string): Promise<Verdict> {
+    const labels = { namespace: t.namespace, statefulset: t.name };
+    let verdict: Verdict;
+    const end = this.d.metrics.checkDuration.startTimer(labels);
+    try {
+      const credentials = secretName ? await loadCredentials(this.d.core, t.namespace, secretName) : undefined;
+      verdict = await (this.d.query ?? queryGate)({ prometheusUrl: url, query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) });
+    } catch (err) {
+      if (!(err instanceof CredentialsError)) throw err;
+      verdict = { result: 'error', detail: err.message };
+    }
+    end();
+    this.d.metrics.checks.inc({ ...labels, result: verdict.result });
+    if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`);
+    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', 'PrometheusError', `gate not evaluated: ${verdict.detail}`);
+    return verdict;
+  }
+
+  private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger): Promise<void> {
+    const byType = (type: Action['type']) => r.actions.filter((a) => a.type === type);
+    for (const a of byType('deletePod')) {
+      if (a.type !== 'deletePod') continue;
+      try {
+        // The uid precondition: never delete a newer pod of the same name.
+        await this.d.core.deleteNamespacedPod({ name: a.name, namespace: t.namespace, body: { preconditions: { uid: a.uid } } });
+        log.info({ pod: a.name, reason: a.reason }, a.message);
+        await this.d.events.emit(t, 'Warning', 'StrandedPodDeleted', a.message);
+      } catch (err) {
+        if (apiErrorCode(err) !== 404 && apiErrorCode(err) !== 409) throw err;
+      }
+    }
+    for (const a of byType('setPartition')) {
+      if (a.type !== 'setPartition') continue;
+      await this.setPartition(key, sts, a.from, a.to, log);
+      if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
+    }
+    const status = r.actions.find((a) => a.type === 'writeStatus' || a.type === 'removeStatus');
+    if (status) {
+      const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
+      const patched = await this.d.apps.patchNamespacedStatefulSet(
+        { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      this.written.set(key, patched);
+      if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
+    }
+    for (const a of byType('event')) if (a.type === 'event') await this.d.events.emit(t, a.eventType, a.reason, a.message);
+  }
+
+  private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger): Promise<void> {
+    const ru = sts.spec?.updateStrategy?.rollingUpdate;
+    // The `test` op holds the value we decided from: if anyone (or a stale cache) disagrees, the API
+    // server refuses the whole patch and we look again, so one passed gate can never lower twice.
+    const ops =
+      ru?.partition !== undefined
+        ? [
+            { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: from },
+            { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: to },
+          ]
+        : ru
+          ? [{ op: 'add', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }]
+          : [{ op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
+    try {
+      const patched = await this.d.apps.patchNamespacedStatefulSet(
+        { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      this.written.set(key, patched);
+      log.info({ from, to }, 'partition set');
+    } catch (err) {
+      if (apiErrorCode(err) === 422) {
+        this.written.delete(key);
+        throw new Error(`partition is no longer ${from} (stale view); will look again`);
+      }
+      throw err;
+    }
+  }
+
+  private report(namespace: string, name: string, r: PlanResult, sts: V1StatefulSet): void {
+    const labels = { namespace, statefulset: name };
+    if (r.phase === null) return this.forgetMetrics(namespace, name);
+    const partition = r.actions.reduce((p, a) => (a.type === 'setPartition' ? a.to : p), sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0);
+    this.d.metrics.partition.set(labels, partition);
+    for (const phase of PHASES) this.d.metrics.phase.set({ ...labels, phase }, phase === r.phase ? 1 : 0);
+  }
+
+  private forget(key: string, namespace: string, name: string): void {
+    this.memory.delete(key);
+    this.written.delete(key);
+    this.forgetMetrics(namespace, name);
+  }
+
+  private forgetMetrics(namespace: string, name: string): void {
+    const labels = { namespace, statefulset: name };
+    this.d.metrics.partition.remove(labels);
+    for (const phase of PHASES) this.d.metrics.phase.remove({ ...labels, phase });
+  }
+}
+
+/** isOptedInObject is true for StatefulSets carrying the enabled annotation (any value). */
+export function isOptedInObject(s: V1StatefulSet): boolean {
+  const parsed = parseAnnotations(s.metadata?.annotations ?? {});
+  return parsed.optIn !== 'absent' || s.metadata?.annotations?.[KEYS.status] !== undefined;
+}

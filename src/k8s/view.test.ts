@@ -1,0 +1,37 @@
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import { ownerStatefulSet, podView, statefulSetView } from './view.js';
+
+const pod = (name: string, o: { ready?: boolean; phase?: string; since?: Date | string; deleting?: boolean; rev?: string } = {}): V1Pod => ({
+  metadata: {
+    name,
+    uid: `u-${name}`,
+    labels: { 'controller-revision-hash': o.rev ?? 'db-1' },
+    ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'x', controller: true }],
+    ...(o.deleting ? { deletionTimestamp: new Date() } : {}),
+  },
+  status: { phase: o.phase ?? 'Running', conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: (o.since ?? new Date(1000)) as Date }] },
+});
+
+describe('views', () => {
+  it('applies API defaults to a bare StatefulSet', () => {
+    expect(statefulSetView({ metadata: { name: 'db', namespace: 'ns' } } as V1StatefulSet)).toEqual({
+      namespace: 'ns', name: 'db', generation: 0, observedGeneration: 0, replicas: 1, ordinalsStart: 0, partition: 0, strategyType: 'RollingUpdate', minReadySeconds: 0, annotations: {},
+    });
+  });
+
+  it('reads pods by index from the first ordinal, with Date or string timestamps', () => {
+    expect(podView(pod('db-7', { since: '1970-01-01T00:00:02Z' }), 'db', 5)).toEqual({ name: 'db-7', uid: 'u-db-7', index: 2, revision: 'db-1', ready: true, readySinceMs: 2000, deleting: false });
+    expect(podView(pod('db-0'), 'db', 0)?.readySinceMs).toBe(1000);
+  });
+
+  it('counts a pod as ready only when Running with Ready=True, and marks deleting pods', () => {
+    expect(podView(pod('db-0', { ready: false }), 'db', 0)?.ready).toBe(false);
+    expect(podView(pod('db-0', { phase: 'Pending' }), 'db', 0)?.ready).toBe(false);
+    expect(podView(pod('db-0', { deleting: true }), 'db', 0)?.deleting).toBe(true);
+  });
+
+  it('ignores pods of a StatefulSet whose name merely starts the same', () => {
+    expect(podView(pod('db-extra-0'), 'db', 0)).toBeUndefined();
+    expect(ownerStatefulSet(pod('db-0'))).toBe('db');
+  });
+});

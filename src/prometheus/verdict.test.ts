@@ -1,0 +1,38 @@
+import { verdictOf } from './verdict.js';
+
+const ok = (data: unknown) => JSON.stringify({ status: 'success', data });
+
+describe('verdictOf (SPEC §4.3)', () => {
+  it.each([
+    ['vector with a sample', 200, ok({ resultType: 'vector', result: [{ metric: {}, value: [1, '1'] }] }), 'pass'],
+    ['vector with a zero sample (a value, not NaN)', 200, ok({ resultType: 'vector', result: [{ metric: {}, value: [1, '0'] }] }), 'pass'],
+    ['vector with NaN and a number', 200, ok({ resultType: 'vector', result: [{ value: [1, 'NaN'] }, { value: [1, '2'] }] }), 'pass'],
+    ['empty vector', 200, ok({ resultType: 'vector', result: [] }), 'fail'],
+    ['only NaN samples', 200, ok({ resultType: 'vector', result: [{ value: [1, 'NaN'] }] }), 'fail'],
+    ['matrix with samples', 200, ok({ resultType: 'matrix', result: [{ values: [[1, 'NaN'], [2, '3']] }] }), 'pass'],
+    ['matrix with only NaN', 200, ok({ resultType: 'matrix', result: [{ values: [[1, 'NaN']] }] }), 'fail'],
+    ['empty matrix', 200, ok({ resultType: 'matrix', result: [] }), 'fail'],
+    ['scalar 1', 200, ok({ resultType: 'scalar', result: [1, '1'] }), 'pass'],
+    ['scalar -2.5', 200, ok({ resultType: 'scalar', result: [1, '-2.5'] }), 'pass'],
+    ['scalar 0', 200, ok({ resultType: 'scalar', result: [1, '0'] }), 'fail'],
+    ['scalar NaN', 200, ok({ resultType: 'scalar', result: [1, 'NaN'] }), 'fail'],
+    ['scalar +Inf', 200, ok({ resultType: 'scalar', result: [1, '+Inf'] }), 'fail'],
+    ['status error', 400, JSON.stringify({ status: 'error', errorType: 'bad_data', error: 'parse error' }), 'error'],
+    ['status error with 200', 200, JSON.stringify({ status: 'error', error: 'x' }), 'error'],
+    ['HTTP 503 with JSON', 503, ok({ resultType: 'vector', result: [{ value: [1, '1'] }] }), 'error'],
+    ['HTTP 401 text', 401, 'Unauthorized', 'error'],
+    ['garbage', 200, '<html>proxy error</html>', 'error'],
+    ['JSON without data', 200, '{"status":"success"}', 'error'],
+    ['string result type', 200, ok({ resultType: 'string', result: [1, 'x'] }), 'error'],
+    ['malformed scalar', 200, ok({ resultType: 'scalar', result: 'x' }), 'error'],
+    ['vector not a list', 200, ok({ resultType: 'vector', result: {} }), 'error'],
+  ])('%s -> %s', (_name, status, body, want) => {
+    expect(verdictOf(status, body).result).toBe(want);
+  });
+
+  it('explains errors without echoing more than a bounded part of the body', () => {
+    const v = verdictOf(400, JSON.stringify({ status: 'error', errorType: 'bad_data', error: 'x'.repeat(10_000) }));
+    expect(v.detail.length).toBeLessThan(300);
+    expect(v.detail).toContain('bad_data');
+  });
+});

@@ -1,0 +1,302 @@
+// The controller from dist/ against the real control plane, the real Prometheus and the gate exporter,
+// driven through kubectl. Scenarios of the controller issue, in order.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { jest } from '@jest/globals';
+import { KEYS } from '../../src/annotations.js';
+import { eventually } from '../support/eventually.js';
+import { distEntry, freePort, start, type Child } from '../support/process.js';
+import { statefulSet } from '../support/statefulset.js';
+import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, setGate, waitHttp } from './cluster.js';
+
+jest.setTimeout(240_000);
+
+let ns: string;
+beforeAll(async () => {
+  if (!env().CONTROLLER_METRICS_URL) throw new Error('the harness runs no controller: build dist/controller first (npm run build) and rerun e2e:up');
+  ns = await createNamespace('e2e-ctl');
+});
+afterAll(async () => {
+  await deleteNamespace(ns);
+});
+
+const FAST = (name: string, extra: Record<string, string> = {}) => ({
+  [KEYS.enabled]: 'true',
+  [KEYS.query]: `e2e_gate{name="${name}"} == 1`,
+  [KEYS.initialDelaySeconds]: '0',
+  [KEYS.periodSeconds]: '1',
+  [KEYS.successThreshold]: '2',
+  ...extra,
+});
+
+function manifest(name: string, image: string, annotations: Record<string, string>, o: { replicas?: number; cpu?: string } = {}) {
+  const m = statefulSet(name, { image, annotations, replicas: o.replicas ?? 3 });
+  if (o.cpu) m.spec.template.spec.containers[0]!.resources = { requests: { cpu: o.cpu } };
+  return { ...m, metadata: { ...m.metadata, namespace: ns } };
+}
+
+const apply = async (m: unknown) => kubectlOk(['apply', '-f', '-'], m);
+const sts = (name: string) => getJson(['statefulset', name, '-n', ns]);
+const status = async (name: string) => JSON.parse((await sts(name)).metadata.annotations?.[KEYS.status] ?? 'null');
+const partition = async (name: string) => (await sts(name)).spec.updateStrategy.rollingUpdate.partition as number;
+
+async function events(name: string): Promise<{ reason: string; message: string; count: number }[]> {
+  const list = await getJson<{ items: { reason: string; message: string; count: number; firstTimestamp: string; involvedObject: { kind: string; name: string } }[] }>(['events', '-n', ns]);
+  return list.items
+    .filter((e) => e.involvedObject.kind === 'StatefulSet' && e.involvedObject.name === name)
+    .sort((a, b) => a.firstTimestamp.localeCompare(b.firstTimestamp))
+    .map(({ reason, message, count }) => ({ reason, message, count }));
+}
+
+/** created makes a StatefulSet on revision 1 with all pods Ready. */
+async function created(name: string, annotations: Record<string, string>, replicas = 3): Promise<string> {
+  await apply(manifest(name, 'registry.example/app:1', annotations, { replicas }));
+  await eventually(async () => expect((await sts(name)).status.readyReplicas ?? 0).toBe(replicas), 60_000, 250);
+  return (await sts(name)).status.updateRevision as string;
+}
+
+/** newRevision applies a new image and waits for the StatefulSet controller to name the revision. */
+async function newRevision(name: string, image: string, annotations: Record<string, string>, o: { cpu?: string; replicas?: number } = {}): Promise<string> {
+  const before = (await sts(name)).status.updateRevision;
+  await apply(manifest(name, image, annotations, o));
+  return eventually(async () => {
+    const s = await sts(name);
+    expect(s.status.updateRevision).not.toBe(before);
+    return s.status.updateRevision as string;
+  }, 20_000, 200);
+}
+
+async function completed(name: string, revision: string, replicas = 3, timeoutMs = 90_000): Promise<void> {
+  await eventually(async () => {
+    expect(await status(name)).toMatchObject({ phase: 'Completed', revision });
+    expect(await partition(name)).toBe(replicas);
+    expect(Object.values(await podRevisions(ns, name))).toEqual(Array(replicas).fill(revision));
+  }, timeoutMs, 500);
+}
+
+describe('1: gate passing', () => {
+  it('rolls from the highest ordinal down, one pod per passed gate, then Completed and re-pinned', async () => {
+    const name = 'pass';
+    const ann = FAST(name);
+    await setGate(name, '1');
+    const old = await created(name, ann);
+    const rev = await newRevision(name, 'registry.example/app:2', ann);
+    // Sample the pods while it rolls: which pod moved to the new revision, in what order.
+    const order: string[] = [];
+    let lowest = 3;
+    await eventually(async () => {
+      const revs = await podRevisions(ns, name);
+      for (const [pod, r] of Object.entries(revs)) if (r === rev && !order.includes(pod)) order.push(pod);
+      lowest = Math.min(lowest, await partition(name));
+      expect(await status(name)).toMatchObject({ phase: 'Completed', revision: rev });
+    }, 90_000, 150);
+    await completed(name, rev);
+    expect(order).toEqual(['pass-2', 'pass-1', 'pass-0']);
+    expect(lowest).toBe(0);
+    const ev = await events(name);
+    const lowered = ev.filter((e) => e.reason === 'PartitionLowered').map((e) => e.message);
+    expect(lowered).toEqual([
+      'partition 3 -> 2 after 2/2 passing checks; pod pass-2 rolls next',
+      'partition 2 -> 1 after 2/2 passing checks; pod pass-1 rolls next',
+      'partition 1 -> 0 after 2/2 passing checks; pod pass-0 rolls next',
+    ]);
+    expect(ev.map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutStarted', 'RolloutCompleted']));
+    expect(old).not.toBe(rev);
+    // Every step was preceded by its streak: at least 2 passing checks per step plus the final verification.
+    const metrics = await (await fetch(`${env().CONTROLLER_METRICS_URL}/metrics`)).text();
+    const passes = Number(new RegExp(`phased_rollout_checks_total\\{namespace="${ns}",statefulset="${name}",result="pass"\\} (\\d+)`).exec(metrics)?.[1]);
+    expect(passes).toBeGreaterThanOrEqual(2 * 4);
+    expect(metrics).toContain(`phased_rollout_partition_steps_total{namespace="${ns}",statefulset="${name}"} 3`);
+  });
+});
+
+describe('2: gate failing', () => {
+  it('moves no pod, fails after failure-threshold, stays failed when the gate heals, restarts on a new revision', async () => {
+    const name = 'fail';
+    const ann = FAST(name, { [KEYS.failureThreshold]: '3' });
+    await setGate(name, 'absent');
+    const old = await created(name, ann);
+    await newRevision(name, 'registry.example/app:2', ann);
+    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Failed' }), 60_000, 300);
+    expect(await partition(name)).toBe(3);
+    expect(Object.values(await podRevisions(ns, name))).toEqual([old, old, old]);
+    expect((await events(name)).map((e) => e.reason)).toContain('RolloutFailed');
+    expect((await status(name)).message).toMatch(/gate failed 3 times in a row at partition 3/);
+
+    await setGate(name, '1');
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(await status(name)).toMatchObject({ phase: 'Failed' });
+    expect(await partition(name)).toBe(3);
+
+    const rev3 = await newRevision(name, 'registry.example/app:3', ann);
+    await completed(name, rev3);
+  });
+});
+
+describe('3: Prometheus outage', () => {
+  it('shows the error, advances nothing, fails nothing, and resumes when Prometheus is back', async () => {
+    const name = 'outage';
+    const ann = FAST(name, { [KEYS.failureThreshold]: '2' });
+    await setGate(name, '1');
+    await created(name, ann);
+    await harnessProcess('stop', 'prometheus');
+    try {
+      await newRevision(name, 'registry.example/app:2', ann);
+      await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Checking', gate: 'error', message: expect.stringContaining('Prometheus error') }), 30_000, 300);
+      await new Promise((r) => setTimeout(r, 4000));
+      expect(await partition(name)).toBe(3);
+      expect(await status(name)).toMatchObject({ phase: 'Checking', gate: 'error' });
+      expect((await events(name)).map((e) => e.reason)).toContain('PrometheusError');
+    } finally {
+      await harnessProcess('start', 'prometheus');
+      await waitHttp(`${env().PROMETHEUS_URL}/-/ready`, 30_000);
+    }
+    const rev = (await sts(name)).status.updateRevision as string;
+    await completed(name, rev);
+  });
+});
+
+describe('4: kubectl rollout undo mid-rollout', () => {
+  it('returns the pods to the old revision without gates', async () => {
+    const name = 'undo';
+    const ann = FAST(name);
+    await setGate(name, '1');
+    const old = await created(name, ann);
+    const rev = await newRevision(name, 'registry.example/app:2', ann);
+    await eventually(async () => expect(Object.values(await podRevisions(ns, name)).filter((r) => r === rev).length).toBeGreaterThanOrEqual(1), 60_000, 200);
+    // From here the gate fails: only a gate-free revert can bring the pods back.
+    await setGate(name, 'absent');
+    await kubectlOk(['rollout', 'undo', `statefulset/${name}`, '-n', ns]);
+    await eventually(async () => {
+      const s = await sts(name);
+      expect(s.status.updateRevision).toBe(old);
+      expect(Object.values(await podRevisions(ns, name))).toEqual([old, old, old]);
+      expect(s.spec.updateStrategy.rollingUpdate.partition).toBe(3);
+      expect(await status(name)).toMatchObject({ phase: 'Idle', revision: old });
+    }, 60_000, 300);
+    expect((await events(name)).map((e) => e.reason)).toContain('RollbackStarted');
+  });
+});
+
+describe('5: a revision whose pods never become Ready, then a fixed one', () => {
+  it('replaces the stuck pod and completes the fixed rollout without manual pod deletion', async () => {
+    const name = 'stuck';
+    const ann = FAST(name);
+    await setGate(name, '1');
+    const old = await created(name, ann);
+    // No node has that much CPU: the updated pod stays Pending, never Ready.
+    const bad = await newRevision(name, 'registry.example/app:2', ann, { cpu: '100000' });
+    await eventually(async () => {
+      const pod = await getJson(['pod', `${name}-2`, '-n', ns]);
+      expect(pod.metadata.labels['controller-revision-hash']).toBe(bad);
+      expect(pod.status.phase).toBe('Pending');
+    }, 60_000, 300);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await partition(name)).toBe(2);
+    expect(await status(name)).toMatchObject({ phase: 'WaitingForPods' });
+
+    const fixed = await newRevision(name, 'registry.example/app:3', ann);
+    await completed(name, fixed);
+    const reasons = (await events(name)).map((e) => e.reason);
+    expect(reasons).toContain('StrandedPodDeleted');
+    expect(old).not.toBe(fixed);
+  });
+});
+
+describe('6: the controller killed mid-rollout', () => {
+  it('completes after repeated SIGKILLs, and never lowers the partition twice for one gate', async () => {
+    const name = 'killed';
+    const ann = FAST(name, { [KEYS.successThreshold]: '3' });
+    await setGate(name, '1');
+    await created(name, ann, 4);
+    const rev = await newRevision(name, 'registry.example/app:2', ann, { replicas: 4 });
+    const pidFile = resolve(env().E2E_DIR, 'pids', 'controller.pid');
+    for (const delay of [700, 2300, 1500, 3100]) {
+      await new Promise((r) => setTimeout(r, delay));
+      const pid = Number(readFileSync(pidFile, 'utf8').split(' ')[0]);
+      process.kill(pid, 'SIGKILL');
+      await eventually(async () => expect(await harnessProcess('running', 'controller')).toBe(false), 5000, 50);
+      await harnessProcess('start', 'controller');
+    }
+    await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
+    await completed(name, rev, 4);
+    const lowered = (await events(name)).filter((e) => e.reason === 'PartitionLowered');
+    const steps = lowered.map((e) => /partition (\d+) -> (\d+) after (\d+)\/(\d+)/.exec(e.message)!.slice(1).map(Number));
+    // Each decrement once, each after a full streak of 3 (an aggregated repeat would show count > 1).
+    expect(steps.map(([from, to]) => `${from}->${to}`)).toEqual(['4->3', '3->2', '2->1', '1->0']);
+    for (const [, , streak, need] of steps) expect(streak).toBe(need);
+    for (const e of lowered) expect(e.count).toBe(1);
+  });
+});
+
+describe('7: leader election', () => {
+  it('only the leader acts; killing it hands over', async () => {
+    const e = env();
+    await harnessProcess('stop', 'controller');
+    const entry = distEntry('controller/main.js');
+    const children: { child: Child; metrics: number }[] = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const metrics = await freePort();
+        const child = start(entry, [
+          '--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1',
+          '--leader-elect', '--leader-election-lease-duration', '4s', '--leader-election-renew-period', '1s', '--leader-election-name', 'e2e-leader',
+        ]);
+        children.push({ child, metrics });
+      }
+      const leaderGauge = async (m: number) => Number(/^phased_rollout_leader (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${m}/metrics`)).text())?.[1]);
+      const leaders = async () => Promise.all(children.map(async (c) => (c.child.proc.exitCode === null ? leaderGauge(c.metrics).catch(() => 0) : 0)));
+      await eventually(async () => expect((await leaders()).sort()).toEqual([0, 1]), 30_000, 200);
+
+      const name = 'leader';
+      const ann = FAST(name);
+      await setGate(name, '1');
+      await created(name, ann);
+      const rev = await newRevision(name, 'registry.example/app:2', ann);
+      await eventually(async () => expect(await partition(name)).toBeLessThan(3), 60_000, 200);
+
+      const before = await leaders();
+      const leader = children[before.indexOf(1)]!;
+      const standby = children[before.indexOf(0)]!;
+      expect(standby.child.lines().some((l) => l.msg === 'partition set')).toBe(false);
+      leader.child.proc.kill('SIGKILL');
+      await eventually(async () => expect(await leaderGauge(standby.metrics)).toBe(1), 20_000, 200);
+      await completed(name, rev);
+      expect(standby.child.lines().some((l) => l.msg === 'partition set')).toBe(true);
+    } finally {
+      for (const c of children) c.child.proc.kill('SIGTERM');
+      await Promise.all(children.map((c) => c.child.exited));
+      await harnessProcess('start', 'controller');
+      await waitHttp(`${e.CONTROLLER_METRICS_URL}/readyz`);
+    }
+  });
+});
+
+describe('8: pause', () => {
+  it('paused holds the partition; removing it resumes', async () => {
+    const name = 'pause';
+    const ann = FAST(name);
+    await setGate(name, '1');
+    await created(name, ann);
+    const paused = { ...ann, [KEYS.paused]: 'true' };
+    const rev = await newRevision(name, 'registry.example/app:2', paused);
+    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Paused', partition: 3 }), 30_000, 300);
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(await partition(name)).toBe(3);
+    await kubectlOk(['annotate', 'statefulset', name, '-n', ns, `${KEYS.paused}-`]);
+    await completed(name, rev);
+    expect((await events(name)).map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutPaused', 'RolloutResumed', 'RolloutCompleted']));
+  });
+});
+
+describe('controller RBAC', () => {
+  it('runs as its ServiceAccount with the shipped least-privilege role', async () => {
+    const can = async (verb: string, resource: string) =>
+      (await kubectl(['auth', 'can-i', verb, resource, '--as', 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', '-A'])).stdout.trim();
+    expect(await can('patch', 'statefulsets.apps')).toBe('yes');
+    expect(await can('delete', 'pods')).toBe('yes');
+    expect(await can('update', 'statefulsets.apps')).toBe('no');
+    expect(await can('list', 'secrets')).toBe('no');
+    expect(await can('create', 'pods')).toBe('no');
+  });
+});

@@ -58,8 +58,22 @@ options:
   etcdBinary: $assets/etcd
   kubectlBinary: $kubectl
 EOF
+# The API server audits every request of the controller's ServiceAccount and every pod status write:
+# tests and bench/controller-step.ts count the controller's calls and time its reactions from it.
+cat > "$state/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+  - level: Metadata
+    users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
+  - level: Metadata
+    resources: [{group: "", resources: ["pods/status"]}]
+    verbs: ["patch", "update"]
+  - level: None
+EOF
 export KWOK_WORKDIR=$state/kwok
-"$assets/kwokctl" --config "$state/kwokctl.yaml" create cluster --name "$cluster" --kubeconfig "$state/kubeconfig" --wait 2m > "$state/logs/kwokctl.log" 2>&1 \
+"$assets/kwokctl" --config "$state/kwokctl.yaml" create cluster --name "$cluster" --kubeconfig "$state/kubeconfig" --wait 2m --kube-audit-policy "$state/audit-policy.yaml" > "$state/logs/kwokctl.log" 2>&1 \
   || { log "cluster creation failed:"; tail -20 "$state/logs/kwokctl.log" >&2; exit 1; }
 "$assets/kwokctl" --name "$cluster" scale node --replicas 3 >> "$state/logs/kwokctl.log" 2>&1
 export KUBECONFIG=$state/kubeconfig
@@ -135,5 +149,6 @@ WEBHOOK_METRICS_URL='http://127.0.0.1:$wh_metrics'
 CONTROLLER_METRICS_URL='${ctl_metrics:+http://127.0.0.1:$ctl_metrics}'
 CONTROLLER_KUBECONFIG='$state/controller.kubeconfig'
 E2E_DIR='$state'
+AUDIT_LOG='$state/kwok/clusters/$cluster/logs/audit.log'
 EOF
 phase "ready: source $state/env"

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Measures one partition step of the controller on the real cluster of hack/e2e-up.sh:
+//  - reaction latency: the updated pod's status write that made it Ready -> the controller's partition
+//    patch, both timed by the API server (audit log, microseconds), with the gate already passing;
+//  - API requests per step: every request of the controller's ServiceAccount in the audit log during
+//    a rollout, divided by its steps (reads come from the informer caches, so they are not counted).
+// Reproduce: npm run e2e:up && npm run bench:controller [-- --rounds N --replicas R]
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, replicas: { type: 'string', default: '4' } } });
+const ROUNDS = Number(values.rounds);
+const REPLICAS = Number(values.replicas);
+const root = resolve(import.meta.dirname, '..', '..');
+const env: Record<string, string> = {};
+for (const line of readFileSync(resolve(root, '.e2e', 'env'), 'utf8').split('\n')) {
+  const m = /^([A-Z0-9_]+)='(.*)'$/.exec(line);
+  if (m) env[m[1] ?? ''] = m[2] ?? '';
+}
+const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+const kubectl = (args: string[], input?: string) => execFileSync(env.KUBECTL ?? 'kubectl', args, { env: { ...process.env, KUBECONFIG: env.KUBECONFIG }, input, encoding: 'utf8' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface AuditEvent {
+  verb: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  user: { username: string };
+  requestReceivedTimestamp: string;
+  responseStatus?: { code?: number };
+}
+
+function manifest(ns: string, name: string, image: string) {
+  return JSON.stringify({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: {
+      name,
+      namespace: ns,
+      annotations: {
+        'phased-rollout.io/enabled': 'true',
+        'phased-rollout.io/query': `e2e_gate{name="bench"} == 1`,
+        'phased-rollout.io/initial-delay-seconds': '0',
+        'phased-rollout.io/period-seconds': '1',
+        'phased-rollout.io/success-threshold': '1',
+      },
+    },
+    spec: {
+      replicas: REPLICAS,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image }] } },
+    },
+  });
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(200);
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+
+async function main(): Promise<void> {
+  if (!env.AUDIT_LOG) throw new Error('.e2e/env has no AUDIT_LOG: run npm run e2e:up');
+  await fetch(`${env.GATE_URL}/gates/bench`, { method: 'PUT', body: '1' });
+  const ns = `bench-${Date.now().toString(36)}`;
+  kubectl(['create', 'namespace', ns]);
+  const latencies: number[] = [];
+  const perStep: number[] = [];
+  const byKind = new Map<string, number>();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const name = `step-${round}`;
+      kubectl(['apply', '-f', '-'], manifest(ns, name, 'app:1'));
+      const sts = () => JSON.parse(kubectl(['get', 'statefulset', name, '-n', ns, '-o', 'json']));
+      await waitFor(() => (sts().status.readyReplicas ?? 0) === REPLICAS, 60_000, 'pods ready');
+      await sleep(3000); // the gate series is scraped and the create-time status is written
+      const offset = statSync(env.AUDIT_LOG).size;
+      kubectl(['apply', '-f', '-'], manifest(ns, name, 'app:2'));
+      await waitFor(() => {
+        const s = sts();
+        return JSON.parse(s.metadata.annotations['phased-rollout.io/status'] ?? '{}').phase === 'Completed' && s.spec.updateStrategy.rollingUpdate.partition === REPLICAS;
+      }, 120_000, 'Completed');
+      await sleep(1500); // audit backend flush
+      const events = readFileSync(env.AUDIT_LOG, 'utf8')
+        .slice(offset)
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as AuditEvent)
+        .filter((e) => e.objectRef?.namespace === ns);
+      const mine = events.filter((e) => e.user.username === CONTROLLER);
+      for (const e of mine) {
+        const k = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? '/' + e.objectRef.subresource : ''}`;
+        byKind.set(k, (byKind.get(k) ?? 0) + 1);
+      }
+      perStep.push(mine.length / REPLICAS); // REPLICAS partition decrements, plus the re-pin
+      // Latency of each step after the first: the pod updated by the previous step became Ready (its
+      // last status write) -> the controller's next partition patch.
+      const patches = mine.filter((e) => e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource);
+      for (let ordinal = REPLICAS - 1; ordinal >= 1; ordinal--) {
+        const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.name === `${name}-${ordinal}` && e.user.username !== CONTROLLER).pop();
+        if (!ready) continue;
+        const t0 = Date.parse(ready.requestReceivedTimestamp);
+        const next = patches.find((p) => Date.parse(p.requestReceivedTimestamp) > t0);
+        if (next) latencies.push(Date.parse(next.requestReceivedTimestamp) - t0);
+      }
+    }
+  } finally {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+  }
+  console.log(`controller step on the kwok cluster: ${ROUNDS} rollouts of ${REPLICAS} pods, gate passing, success-threshold 1, period 1s, initial delay 0`);
+  console.log(`pod Ready -> partition lowered (API server timestamps): median ${median(latencies)} ms, min ${Math.min(...latencies)} ms, max ${Math.max(...latencies)} ms (n=${latencies.length})`);
+  console.log(`API requests by the controller per step: median ${median(perStep).toFixed(2)} (all requests of one rollout / ${REPLICAS} steps)`);
+  console.log(`  over all rollouts: ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  console.log('reproduce: npm run e2e:up && npm run bench:controller -- --rounds N --replicas R');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

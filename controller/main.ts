@@ -8,8 +8,7 @@ import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector } from '../src/k8s/leader.js';
 import { ownerStatefulSet } from '../src/k8s/view.js';
-import { ConfigError, helpText, loadConfig } from '../src/runtime/config.js';
-import { createLogger } from '../src/runtime/logger.js';
+import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { WorkQueue } from '../src/runtime/queue.js';
@@ -20,24 +19,9 @@ import { isOptedInObject, Reconciler } from './reconcile.js';
 const PROGRAM = 'phased-rollout-controller';
 
 async function main(): Promise<void> {
-  let parsed;
-  try {
-    parsed = loadConfig(controllerSchema, process.argv.slice(2), process.env);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    process.stderr.write(`${PROGRAM}: invalid configuration:\n  ${e.problems.join('\n  ')}\n`);
-    process.exit(2);
-  }
-  if (parsed.help) {
-    process.stdout.write(helpText(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema));
-    return;
-  }
-  const c = parsed.values;
-  const log = createLogger(PROGRAM, c['log-level']);
-  process.on('uncaughtException', (err) => {
-    log.fatal({ err }, 'uncaught exception');
-    process.exit(1);
-  });
+  const booted = bootProcess(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema);
+  if (!booted) return;
+  const { c, log } = booted;
 
   const kc = new KubeConfig();
   try {

@@ -1,0 +1,52 @@
+// The restarting informer against a stub API server on 127.0.0.1: a watch that fails (HTTP 500, then a
+// dropped connection) is restarted with backoff, and the cache keeps following the server.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { resilientInformer } from '../../src/k8s/informer.js';
+import { eventually } from '../support/eventually.js';
+import { quietLog } from '../support/quiet-log.js';
+
+describe('resilientInformer', () => {
+  let server: Server;
+  let watches = 0;
+  let items: V1ConfigMap[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        watches++;
+        if (watches === 1) return void res.writeHead(500).end('{"kind":"Status","code":500}');
+        if (watches === 2) return void res.destroy();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // A healthy watch: delivers what was created meanwhile, then stays open.
+        for (const object of items) res.write(JSON.stringify({ type: 'ADDED', object: { kind: 'ConfigMap', apiVersion: 'v1', ...object } }) + '\n');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('restarts after watch errors and picks up objects created meanwhile', async () => {
+    const kc = new KubeConfig();
+    const port = (server.address() as AddressInfo).port;
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const core = kc.makeApiClient(CoreV1Api);
+    const { log, lines } = quietLog();
+    const seen: string[] = [];
+    const inf = resilientInformer<V1ConfigMap>(kc, '/api/v1/configmaps', () => core.listConfigMapForAllNamespaces(), log, (t, o) => seen.push(`${t} ${o.metadata?.name}`), { baseBackoffMs: 50 });
+    await inf.start();
+    expect(inf.synced()).toBe(true);
+    items = [{ metadata: { name: 'late', namespace: 'ns', resourceVersion: '7' } }];
+    await eventually(() => expect(inf.get('late', 'ns')).toBeDefined(), 10_000, 50);
+    expect(seen).toContain('add late');
+    expect(watches).toBeGreaterThanOrEqual(3);
+    expect(lines.filter((l) => l.msg === 'watch failed; restarting informer').length).toBe(2);
+    await inf.stop();
+  });
+});

@@ -241,6 +241,9 @@ describe('plan: restarts, failures, pause', () => {
     expect(r.check).toBeUndefined();
     expect(partitionMoves(r)).toEqual([]);
     expect(events(r)).toEqual(['RolloutPaused']);
+    // A streak from before the pause does not survive it.
+    const before: Memory = { step: 'new@2', revision: 'new', seenAtMs: T0 - 60_000, streak: 1, failures: 0, lastCheckAtMs: T0 - 5000 };
+    expect(plan(input(sts({ ann, partition: 2 }), pods(['old', 'old', 'new']), T0, before)).memory).toBeUndefined();
     const resumed = plan(input(sts({ partition: 2, status: { phase: 'Paused', partition: 2 } }), pods(['old', 'old', 'new'])));
     expect(events(resumed)).toEqual(['RolloutResumed']);
     expect(resumed.phase).toBe('Checking');

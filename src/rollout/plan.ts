@@ -18,7 +18,7 @@ function availableAtMs(p: PodView, minReadySeconds: number): number | undefined 
 
 /** nextPartition is the step below p: the highest index under p whose pod is not updated yet (or 0). */
 export function nextPartition(p: number, byIndex: Map<number, PodView>, revision: string): number {
-  for (let j = Math.min(p, Number.MAX_SAFE_INTEGER) - 1; j >= 0; j--) {
+  for (let j = p - 1; j >= 0; j--) {
     if (byIndex.get(j)?.revision !== revision) return j;
   }
   return 0;
@@ -34,7 +34,9 @@ interface Ctx {
 
 function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
   const { sts, nowMs } = c.input;
-  const memory = extra.memory ?? c.input.memory;
+  // An explicit `memory: undefined` drops what was remembered (pause, revert, idle): a streak never
+  // survives an interruption.
+  const memory = 'memory' in extra ? extra.memory : c.input.memory;
   const gate = ROLLING.has(phase) || phase === 'Failed' || phase === 'Completed' ? gateStateOf(memory?.revision === c.revision ? memory?.lastVerdict?.result : undefined) : undefined;
   const next: RolloutStatus = {
     phase,
@@ -51,7 +53,8 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
     actions.push(...transitionEvents(c.prev, next));
     actions.push({ type: 'writeStatus', status: next });
   }
-  return { phase, ...extra, memory, actions };
+  const { memory: _ignored, ...rest } = extra;
+  return { phase, ...rest, memory, actions };
 }
 
 /** plan decides what to do with one StatefulSet now. */

@@ -263,8 +263,14 @@ describe('7: leader election', () => {
       await eventually(async () => expect(await leaderGauge(standby.metrics)).toBe(1), 20_000, 200);
       await completed(name, rev);
       expect(standby.child.lines().some((l) => l.msg === 'partition set')).toBe(true);
+      // SIGTERM: release the Lease, exit 0 within 10 s (SPEC §5).
+      const t0 = Date.now();
+      standby.child.proc.kill('SIGTERM');
+      expect((await standby.child.exited).code).toBe(0);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(standby.child.lines().map((l) => l.msg)).toEqual(expect.arrayContaining(['lease released', 'shutdown complete']));
     } finally {
-      for (const c of children) c.child.proc.kill('SIGTERM');
+      for (const c of children) if (c.child.proc.exitCode === null && c.child.proc.signalCode === null) c.child.proc.kill('SIGTERM');
       await Promise.all(children.map((c) => c.child.exited));
       await harnessProcess('start', 'controller');
       await waitHttp(`${e.CONTROLLER_METRICS_URL}/readyz`);

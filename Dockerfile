@@ -11,6 +11,7 @@ COPY src ./src
 COPY webhook ./webhook
 COPY controller ./controller
 COPY certs ./certs
+COPY plugin ./plugin
 COPY bench ./bench
 COPY test/support ./test/support
 RUN npx tsc -p tsconfig.build.json

@@ -11,7 +11,7 @@ const common = {
 
 export default {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'], testTimeout: 180_000 /* see test/e2e/*.test.ts */ },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs,plugin}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

@@ -14,7 +14,7 @@ cp package.json package-lock.json "$work/"
 cp -r dist "$work/dist"
 [ ! -e "$work/node_modules/typescript" ] && [ ! -e "$work/node_modules/jest" ] || { echo "dev dependencies leaked into the production install" >&2; exit 1; }
 status=0
-for entry in dist/webhook/main.js dist/controller/main.js; do
+for entry in dist/webhook/main.js dist/controller/main.js dist/plugin/main.js; do
   [ -f "$work/$entry" ] || continue
   if (cd "$work" && NODE_ENV=production "$node" "$entry" --help >/dev/null 2>"$work/err"); then
     echo "ok   $entry --help (production dependencies only)"

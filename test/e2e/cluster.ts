@@ -53,7 +53,8 @@ export function run(file: string, args: string[], opts: { stdin?: string; env?: 
 export function kubectl(args: string[], stdin?: unknown, kubeconfig?: string): Promise<Run> {
   const e = env();
   const input = stdin === undefined ? undefined : typeof stdin === 'string' ? stdin : JSON.stringify(stdin);
-  return run(e.KUBECTL, args, { stdin: input, env: { KUBECONFIG: kubeconfig ?? e.KUBECONFIG } });
+  // bin/ on PATH: kubectl finds the project's plugin (`kubectl phased-rollout`) the way a user's does.
+  return run(e.KUBECTL, args, { stdin: input, env: { KUBECONFIG: kubeconfig ?? e.KUBECONFIG, PATH: `${resolve(ROOT, 'bin')}:${process.env.PATH ?? ''}` } });
 }
 
 /** kubectlOk runs kubectl and throws with its stderr when it fails. */

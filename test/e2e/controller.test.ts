@@ -111,7 +111,7 @@ describe('1: gate passing', () => {
 });
 
 describe('2: gate failing', () => {
-  it('moves no pod, fails after failure-threshold, stays failed when the gate heals, restarts on a new revision', async () => {
+  it('moves no pod, fails after failure-threshold, stays failed when the gate heals; retry or a new revision restarts it', async () => {
     const name = 'fail';
     const ann = FAST(name, { [KEYS.failureThreshold]: '3' });
     await setGate(name, 'absent');
@@ -128,8 +128,19 @@ describe('2: gate failing', () => {
     expect(await status(name)).toMatchObject({ phase: 'Failed' });
     expect(await partition(name)).toBe(3);
 
-    const rev3 = await newRevision(name, 'registry.example/app:3', ann);
-    await completed(name, rev3);
+    // Retrying through the kubectl plugin restarts the gate, which now passes.
+    const retry = await kubectl(['phased-rollout', 'retry', name, '-n', ns]);
+    expect(retry).toMatchObject({ code: 0, stdout: `statefulset.apps/${name} gate restarted\n` });
+    const rev2 = (await sts(name)).status.updateRevision as string;
+    await completed(name, rev2);
+
+    // And a new revision restarts a Failed rollout too.
+    await setGate(name, 'absent');
+    await newRevision(name, 'registry.example/app:3', ann);
+    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Failed' }), 60_000, 300);
+    await setGate(name, '1');
+    const rev4 = await newRevision(name, 'registry.example/app:4', ann);
+    await completed(name, rev4);
   });
 });
 
@@ -289,8 +300,17 @@ describe('8: pause', () => {
     await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Paused', partition: 3 }), 30_000, 300);
     await new Promise((r) => setTimeout(r, 4000));
     expect(await partition(name)).toBe(3);
-    await kubectlOk(['annotate', 'statefulset', name, '-n', ns, `${KEYS.paused}-`]);
+    const table = await kubectl(['phased-rollout', 'status', '-n', ns]);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`^${name}\\s+Paused\\s+3\\s+0/3\\s+-\\s+paused at partition 3`, 'm'));
+    expect(await kubectl(['phased-rollout', 'resume', name, '-n', ns])).toMatchObject({ code: 0 });
     await completed(name, rev);
+    // Pausing again through the plugin is an annotation the webhook lets through.
+    expect(await kubectl(['phased-rollout', 'pause', name, '-n', ns])).toMatchObject({ code: 0, stdout: `statefulset.apps/${name} paused\n` });
+    expect((await sts(name)).metadata.annotations[KEYS.paused]).toBe('true');
+    const missing = await kubectl(['phased-rollout', 'pause', 'no-such', '-n', ns]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error: 404');
     expect((await events(name)).map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutPaused', 'RolloutResumed', 'RolloutCompleted']));
   });
 });

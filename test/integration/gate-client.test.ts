@@ -1,9 +1,14 @@
 // The gate client against stub Prometheus servers on 127.0.0.1: every outcome, timeouts, auth and TLS.
+import { jest } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { queryGate } from '../../src/prometheus/client.js';
 import { loopbackPair } from '../support/certs.js';
+
+// Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
+// jest's default 5 s.
+jest.setTimeout(60_000);
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 let handler: Handler = (_q, r) => r.end();

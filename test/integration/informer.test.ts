@@ -1,11 +1,16 @@
 // The restarting informer against a stub API server on 127.0.0.1: a watch that fails (HTTP 500, then a
 // dropped connection) is restarted with backoff, and the cache keeps following the server.
+import { jest } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { resilientInformer } from '../../src/k8s/informer.js';
 import { eventually } from '../support/eventually.js';
 import { quietLog } from '../support/quiet-log.js';
+
+// Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
+// jest's default 5 s.
+jest.setTimeout(60_000);
 
 describe('resilientInformer', () => {
   let server: Server;

@@ -1,11 +1,16 @@
 // The webhook over real TLS on 127.0.0.1, with certificates from the project's generator rotated the way
 // the kubelet rotates a mounted Secret.
+import { jest } from '@jest/globals';
 import { generateServing } from '../../certs/forge.js';
 import { startWebhook, type WebhookServer } from '../../webhook/server.js';
 import { loopbackPair, ProjectedVolume, serialOf } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
 import { peerSerial } from '../support/https-peer.js';
 import { quietLog } from '../support/quiet-log.js';
+
+// Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
+// jest's default 5 s.
+jest.setTimeout(60_000);
 
 describe('TLS serving and reload', () => {
   const { ca, serving } = loopbackPair();

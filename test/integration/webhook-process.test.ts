@@ -1,5 +1,6 @@
 // The built webhook as a user runs it: the command line of SPEC §5, a real AdmissionReview over TLS,
 // probes, bad flags and SIGTERM.
+import { jest } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,10 @@ import { loopbackPair } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
 import { distEntry, freePort, start } from '../support/process.js';
 import { review, statefulSet } from '../support/statefulset.js';
+
+// Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
+// jest's default 5 s.
+jest.setTimeout(60_000);
 
 const entry = distEntry('webhook/main.js');
 const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';

@@ -5,23 +5,16 @@
 //  - API requests per step: every request of the controller's ServiceAccount in the audit log during
 //    a rollout, divided by its steps (reads come from the informer caches, so they are not counted).
 // Reproduce: npm run e2e:up && npm run bench:controller [-- --rounds N --replicas R]
-import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { e2eEnv, kubectl as kubectlIn, median, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, replicas: { type: 'string', default: '4' } } });
 const ROUNDS = Number(values.rounds);
 const REPLICAS = Number(values.replicas);
-const root = resolve(import.meta.dirname, '..', '..');
-const env: Record<string, string> = {};
-for (const line of readFileSync(resolve(root, '.e2e', 'env'), 'utf8').split('\n')) {
-  const m = /^([A-Z0-9_]+)='(.*)'$/.exec(line);
-  if (m) env[m[1] ?? ''] = m[2] ?? '';
-}
+const env = e2eEnv();
 const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
-const kubectl = (args: string[], input?: string) => execFileSync(env.KUBECTL ?? 'kubectl', args, { env: { ...process.env, KUBECONFIG: env.KUBECONFIG }, input, encoding: 'utf8' });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
 
 interface AuditEvent {
   verb: string;
@@ -54,16 +47,6 @@ function manifest(ns: string, name: string, image: string) {
     },
   });
 }
-
-async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
-  }
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 async function main(): Promise<void> {
   if (!env.AUDIT_LOG) throw new Error('.e2e/env has no AUDIT_LOG: run npm run e2e:up');

@@ -5,6 +5,7 @@
 // Rounds alternate the order; the time is from `kubectl apply` to every pod Ready on the new revision
 // (and, for (b), status Completed with the partition pinned again). Prints medians and the ratio.
 // Reproduce: npm run e2e:up && npm run bench:rollout [-- --replicas N --rounds R]
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { e2eEnv, kubectl as kubectlIn, median, sleep, waitFor } from './e2e-env.js';
 
@@ -49,7 +50,14 @@ async function rollout(ns: string, name: string, gated: boolean, image: string):
   return (Date.now() - t0) / 1000;
 }
 
+/** ensureNodes adds kwok nodes so both StatefulSets fit (a kwok node takes 110 pods). */
+function ensureNodes(): void {
+  const want = Math.max(3, Math.ceil((2 * N + 50) / 100));
+  execFileSync(env.KWOKCTL ?? 'kwokctl', ['--name', env.E2E_CLUSTER ?? 'phased-rollout-e2e', 'scale', 'node', '--replicas', String(want)], { env: { ...process.env, KWOK_WORKDIR: env.KWOK_WORKDIR }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 async function main(): Promise<void> {
+  ensureNodes();
   await fetch(`${env.GATE_URL}/gates/bench`, { method: 'PUT', body: '1' });
   const ns = `bench-${Date.now().toString(36)}`;
   kubectl(['create', 'namespace', ns]);

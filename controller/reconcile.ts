@@ -81,7 +81,13 @@ export class Reconciler {
       const at = now();
       r = plan({ sts: view, pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
     }
-    await this.apply(key, sts, target, r, log);
+    try {
+      await this.apply(key, sts, target, r, log);
+    } catch (err) {
+      // Whatever failed, the next attempt starts its streak from zero: never lower on an old pass.
+      this.memory.delete(key);
+      throw err;
+    }
     if (r.memory) this.memory.set(key, r.memory);
     else this.memory.delete(key);
     this.report(namespace, name, r, sts);

@@ -92,6 +92,16 @@ describe('plan: opt-in, validation, bypass', () => {
     expect(partitionMoves(plan(input(sts({ ann, partition: 0 }), pods(['old', 'old', 'new']))))).toEqual([]);
   });
 
+  it('treats a garbage status annotation as no status and writes a good one', () => {
+    for (const junk of ['{not json', '"a string"', '{"phase":"Exploded"}', 'null']) {
+      const s = sts({ partition: 3 });
+      s.annotations[KEYS.status] = junk;
+      const r = plan(input(s, pods(['old', 'old', 'old'])));
+      expect(r.phase).toBe('Checking');
+      expect(statusOf(r)).toMatchObject({ phase: 'Checking', revision: 'new' });
+    }
+  });
+
   it('waits while observedGeneration is behind generation, trusting nothing', () => {
     const r = plan(input(sts({ observedGeneration: 1 }), pods(['old', 'old', 'old'])));
     expect(r.actions).toEqual([]);

@@ -116,7 +116,7 @@ export function plan(input: PlanInput): PlanResult {
     // a finished rollout whose revision is now current: pin again.
     const done = prev?.phase === 'Completed' && prev.revision === revision;
     if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
-    return finish(c, done ? 'Completed' : 'Idle', done ? prev.message : `${updated}/${sts.replicas} pods on revision ${revision}`, { memory: undefined }, Math.max(sts.partition, sts.replicas));
+    return finish(c, done ? 'Completed' : 'Idle', done ? prev.message : `no rollout pending; revision ${revision}`, { memory: undefined }, Math.max(sts.partition, sts.replicas));
   }
 
   // New revision mid-rollout: a pod below the partition on an abandoned revision that is not ready is

@@ -57,6 +57,15 @@ describe('queryGate', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
   });
 
+  it('refuses an answer larger than the cap instead of buffering it', async () => {
+    handler = (_q, r) => {
+      r.writeHead(200, { 'content-type': 'application/json' });
+      r.end('{"status":"success","data":{"resultType":"vector","result":[' + '{"value":[1,"1"]},'.repeat(300_000) + '{"value":[1,"1"]}]}}');
+    };
+    const v = await queryGate({ prometheusUrl: base, query: 'up', timeoutMs: 5000 });
+    expect(v).toEqual({ result: 'error', detail: 'answer larger than 4194304 bytes' });
+  });
+
   it('reports a refused connection as an error', async () => {
     const v = await queryGate({ prometheusUrl: 'http://127.0.0.1:1', query: 'up', timeoutMs: 2000 });
     expect(v.result).toBe('error');

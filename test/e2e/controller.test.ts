@@ -320,6 +320,38 @@ describe('8: pause', () => {
   });
 });
 
+describe('--namespace scope', () => {
+  it('a controller scoped to one namespace leaves StatefulSets elsewhere alone', async () => {
+    const e = env();
+    const other = await createNamespace('e2e-other');
+    await harnessProcess('stop', 'controller');
+    const metrics = await freePort();
+    const scoped = start(distEntry('controller/main.js'), ['--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', ns]);
+    try {
+      await waitHttp(`http://127.0.0.1:${metrics}/readyz`);
+      const name = 'scoped';
+      const ann = FAST(name);
+      await setGate(name, '1');
+      const outside = manifest(name, 'registry.example/app:1', ann);
+      await kubectlOk(['apply', '-f', '-'], { ...outside, metadata: { ...outside.metadata, namespace: other } });
+      await created(name, ann);
+      const rev = await newRevision(name, 'registry.example/app:2', ann);
+      const outside2 = manifest(name, 'registry.example/app:2', ann);
+      await kubectlOk(['apply', '-f', '-'], { ...outside2, metadata: { ...outside2.metadata, namespace: other } });
+      await completed(name, rev);
+      const there = await getJson(['statefulset', name, '-n', other]);
+      expect(there.metadata.annotations[KEYS.status]).toBeUndefined();
+      expect(there.spec.updateStrategy.rollingUpdate.partition).toBe(3);
+    } finally {
+      scoped.proc.kill('SIGTERM');
+      await scoped.exited;
+      await deleteNamespace(other);
+      await harnessProcess('start', 'controller');
+      await waitHttp(`${e.CONTROLLER_METRICS_URL}/readyz`);
+    }
+  });
+});
+
 describe('controller RBAC', () => {
   it('runs as its ServiceAccount with the shipped least-privilege role', async () => {
     const can = async (verb: string, resource: string) =>

@@ -71,3 +71,33 @@ describe('TLS serving and reload', () => {
     expect(text).toMatch(/phased_rollout_tls_certificate_expiry_timestamp_seconds \d+/);
   });
 });
+
+describe('graceful stop', () => {
+  it('finishes a request in flight, refuses new connections, and fails readiness first', async () => {
+    const { ca, serving } = loopbackPair();
+    const vol = new ProjectedVolume(serving);
+    const { log } = quietLog();
+    const server = await startWebhook({ port: 0, metricsPort: 0, bindAddress: '127.0.0.1', certFile: vol.certFile, keyFile: vol.keyFile, controllerUsernames: [], tlsPollIntervalMs: 10_000, log });
+    const { request } = await import('node:https');
+    const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'in-flight', kind: { group: 'apps', kind: 'StatefulSet' }, operation: 'DELETE' } });
+    // Send half the body, stop the server, then send the rest: the answer must still arrive.
+    const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: server.port, path: '/mutate', method: 'POST', ca: ca.cert, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 40));
+      setTimeout(() => req.end(body.slice(40)), 300);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = server.stop(5000);
+    expect(server.readiness.isReady()).toBe(false);
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).response).toEqual({ uid: 'in-flight', allowed: true });
+    await stopped;
+    await expect(peerSerial(server.port, ca.cert)).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

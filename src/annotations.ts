@@ -70,12 +70,6 @@ export function readOptIn(annotations: Annotations): OptIn {
   return 'invalid';
 }
 
-/** isOptedIn is true when the object is sent through the gate (valid or not). */
-export function isOptedIn(annotations: Annotations): boolean {
-  const o = readOptIn(annotations);
-  return o === 'on' || o === 'invalid';
-}
-
 /**
  * parseAnnotations validates every phased-rollout annotation of an opted-in object and returns either
  * the defaulted config or the complete list of problems (never just the first one, so a user fixes a

@@ -81,11 +81,6 @@ export class WorkQueue {
     });
   }
 
-  /** size is the number of keys waiting or running (for tests and metrics). */
-  size(): number {
-    return this.queued.size + this.running.size + this.delayed.size;
-  }
-
   /** stop takes no more work and resolves once in-flight handlers are done. */
   stop(): Promise<void> {
     this.stopped = true;

@@ -114,9 +114,8 @@ export class Reconciler {
   }
 
   private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger): Promise<void> {
-    const byType = (type: Action['type']) => r.actions.filter((a) => a.type === type);
+    const byType = <T extends Action['type']>(type: T) => r.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
     for (const a of byType('deletePod')) {
-      if (a.type !== 'deletePod') continue;
       try {
         // The uid precondition: never delete a newer pod of the same name.
         await this.d.core.deleteNamespacedPod({ name: a.name, namespace: t.namespace, body: { preconditions: { uid: a.uid } } });
@@ -127,7 +126,6 @@ export class Reconciler {
       }
     }
     for (const a of byType('setPartition')) {
-      if (a.type !== 'setPartition') continue;
       await this.setPartition(key, sts, a.from, a.to, log);
       if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
     }
@@ -141,7 +139,7 @@ export class Reconciler {
       this.written.set(key, patched);
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
     }
-    for (const a of byType('event')) if (a.type === 'event') await this.d.events.emit(t, a.eventType, a.reason, a.message);
+    for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message);
   }
 
   private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger): Promise<void> {

@@ -121,7 +121,7 @@ describe('plan: forward rollout', () => {
     const two = runChecks(i, ['pass', 'pass']);
     expect(partitionMoves(two.r)).toEqual([2]);
     expect(events(two.r)).toContain('PartitionLowered');
-    expect(two.r.memory).toMatchObject({ step: 'new@2', streak: 0 });
+    expect(two.r.memory).toMatchObject({ step: expect.stringMatching(/^new@2#/), streak: 0 });
   });
 
   it('never lowers without a full passing streak: a fail or an error in between resets it', () => {
@@ -191,7 +191,7 @@ describe('plan: forward rollout', () => {
     expect(events(done.r)).toContain('RolloutCompleted');
     // The StatefulSet controller sets currentRevision = updateRevision: pin again.
     const caught = sts({ partition: 0, currentRevision: 'new', status: { phase: 'Completed', partition: 0 } });
-    const r = plan(input(caught, pods(['new', 'new', 'new'])));
+    const r = plan(input(caught, pods(['new', 'new', 'new']), done.now + 1000, done.memory));
     expect(r.phase).toBe('Completed');
     expect(partitionMoves(r)).toEqual([3]);
   });
@@ -270,7 +270,7 @@ describe('plan: revert, new revisions, stranded pods, scaling', () => {
     expect(of(r, 'deletePod').map((d) => d.name)).toEqual(['db-2']);
     expect(events(r)).toContain('RollbackStarted');
     // Once every pod is back, pin again.
-    const back = plan(input(sts({ updateRevision: 'old', currentRevision: 'old', partition: 0, status: { phase: 'RollingBack', revision: 'old', partition: 0 } }), pods(['old', 'old', 'old'])));
+    const back = plan(input(sts({ updateRevision: 'old', currentRevision: 'old', partition: 0, status: { phase: 'RollingBack', revision: 'old', partition: 0 } }), pods(['old', 'old', 'old']), T0 + 5000, r.memory));
     expect(back.phase).toBe('Idle');
     expect(partitionMoves(back)).toEqual([3]);
   });
@@ -311,10 +311,119 @@ describe('plan: revert, new revisions, stranded pods, scaling', () => {
 
   it('status is written on phase/partition/revision/gate changes, not on every check', () => {
     const i = input(sts({ status: { phase: 'Checking', partition: 3, gate: 'passing' } }), pods(['old', 'old', 'old']));
-    const m: Memory = { step: 'new@3', revision: 'new', seenAtMs: T0 - 10_000, streak: 1, failures: 0, lastCheckAtMs: T0 - 500, lastVerdict: { result: 'pass', detail: '' } };
+    const m: Memory = { ...plan(i).memory!, streak: 1, lastCheckAtMs: T0 - 500, lastVerdict: { result: 'pass', detail: '' } };
     expect(of(plan({ ...i, memory: m }), 'writeStatus')).toEqual([]);
     const failing = recordVerdict(m, { result: 'error', detail: 'connection refused' }, T0);
     const r = plan({ ...i, memory: failing });
     expect(statusOf(r)).toMatchObject({ phase: 'Checking', gate: 'error', message: expect.stringContaining('Prometheus error: connection refused') });
+  });
+});
+
+// Each case here failed on the planner before the safety review (issue 11) and names its item.
+describe('plan: safety review regressions', () => {
+  const done = ['new', 'new', 'new'];
+
+  it.each([
+    ['unpaused at partition 0 (status says Paused)', { phase: 'Paused', partition: 0 }],
+    ['annotations valid again at partition 0 (status says Invalid)', { phase: 'Invalid', partition: 0 }],
+    ['status says Idle (hand-edited)', { phase: 'Idle', partition: 0 }],
+    ['status says Completed (forged)', { phase: 'Completed', partition: 0 }],
+    ['status lost', undefined],
+  ] as [string, Partial<RolloutStatus> | undefined][])('item 1: final gate is never skipped: %s', (_n, status) => {
+    for (const currentRevision of ['old', 'new']) {
+      const s = sts({ partition: 0, currentRevision, ...(status ? { status } : {}) });
+      const r = plan(input(s, pods(done)));
+      expect(r.phase).toBe('Checking');
+      expect(r.check).toBeDefined();
+      expect(partitionMoves(r)).toEqual([]);
+      const verified = runChecks(input(s, pods(done)), ['pass', 'pass']);
+      expect(verified.r.phase).toBe('Completed');
+      // (A forged Completed only costs the Event: the status is display, never a decision.)
+      if (status?.phase !== 'Completed') expect(events(verified.r)).toContain('RolloutCompleted');
+    }
+  });
+
+  it('item 2: a pod going down and up again restarts the streak and the initial delay', () => {
+    const ann = { ...FAST, [KEYS.successThreshold]: '3', [KEYS.initialDelaySeconds]: '10' };
+    const s = sts({ ann, partition: 2 });
+    const up = pods(['old', 'old', 'new'], { readySinceMs: T0 - 60_000 });
+    const two = runChecks(input(s, up, T0 + 10_000), ['pass', 'pass']);
+    expect(two.memory?.streak).toBe(2);
+    // Seen down, then up again 1 s later.
+    const down = plan(input(s, pods(['old', 'old', 'new!']), two.now + 1000, two.memory));
+    expect(down.phase).toBe('WaitingForPods');
+    const again = pods(['old', 'old', 'new'], { readySinceMs: two.now + 2000 });
+    const back = plan(input(s, again, two.now + 2000, down.memory));
+    expect(back.phase).toBe('Baking');
+    expect(back.memory?.streak).toBe(0);
+    // A restart the controller never saw (only the new readiness time tells) counts as well.
+    const unseen = plan(input(s, again, two.now + 2000, two.memory));
+    expect(unseen.memory?.streak).toBe(0);
+    expect(unseen.phase).toBe('Baking');
+    // One pass after that is far from enough.
+    const one = runChecks(input(s, again, two.now + 12_000, back.memory), ['pass']);
+    expect(partitionMoves(one.r)).toEqual([]);
+  });
+
+  it('item 4: a missing status.currentRevision waits instead of rolling back ungated', () => {
+    const r = plan(input(sts({ currentRevision: undefined, updateRevision: 'new', partition: 3 }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('WaitingForPods');
+    expect(r.actions.filter((a) => a.type === 'setPartition' || a.type === 'deletePod')).toEqual([]);
+    expect(r.check).toBeUndefined();
+    expect(r.requeueAfterMs).toBe(1000);
+  });
+
+  it('item 5: paused holds a revert too: no partition move, no pod deleted, and status says so', () => {
+    const ann = { ...FAST, [KEYS.paused]: 'true' };
+    const s = sts({ ann, updateRevision: 'old', currentRevision: 'old', partition: 3 });
+    const r = plan(input(s, pods(['old', 'new', 'new!'])));
+    expect(r.phase).toBe('Paused');
+    expect(r.actions.filter((a) => a.type === 'setPartition' || a.type === 'deletePod')).toEqual([]);
+    expect(statusOf(r)?.message).toContain('nothing moves');
+    // ...and a re-pin or a bypass waits as well.
+    expect(partitionMoves(plan(input(sts({ ann, updateRevision: 'old', currentRevision: 'old', partition: 1 }), pods(['old', 'old', 'old']))))).toEqual([]);
+    expect(partitionMoves(plan(input(sts({ ann: { ...ann, [KEYS.standardRollingUpdate]: 'true' } }), pods(['old', 'old', 'old']))))).toEqual([]);
+  });
+
+  it.each([
+    ['query', { [KEYS.query]: 'up == 1' }],
+    ['Prometheus URL', { [KEYS.prometheusUrl]: 'http://other:9090' }],
+    ['Secret', { [KEYS.prometheusSecret]: 'creds' }],
+    ['success-threshold', { [KEYS.successThreshold]: '3' }],
+    ['failure-threshold', { [KEYS.failureThreshold]: '5' }],
+    ['period-seconds', { [KEYS.periodSeconds]: '2' }],
+  ])('item 6: editing the gate (%s) restarts the streak', (_n, change) => {
+    const s = sts({ partition: 2 });
+    const p = pods(['old', 'old', 'new']);
+    const one = runChecks(input(s, p), ['pass']);
+    expect(one.memory?.streak).toBe(1);
+    const edited = sts({ partition: 2, ann: { ...FAST, ...change } });
+    const after = runChecks(input(edited, p, one.now + 1000, one.memory), ['pass']);
+    expect(partitionMoves(after.r)).toEqual([]);
+    expect(after.memory?.streak).toBe(1);
+  });
+
+  it('item 8: replicas growing mid-rollout raise the partition so new pods start on the current revision', () => {
+    const s = sts({ partition: 2 });
+    const p = pods(['old', 'old', 'new']);
+    const seen = plan(input(s, p));
+    const grown = sts({ partition: 2, replicas: 5 });
+    const r = plan(input(grown, pods(['old', 'old', 'new', 'new']), T0 + 1000, seen.memory));
+    expect(partitionMoves(r)).toEqual([5]);
+    expect(events(r)).toContain('PartitionRaised');
+    expect(r.check).toBeUndefined();
+    // From there the rollout reaches the new pods one at a time, skipping pods already updated.
+    const raised = sts({ partition: 5, replicas: 5 });
+    const next = runChecks(input(raised, pods(['old', 'old', 'new', 'new', 'old']), T0 + 2000, r.memory), ['pass', 'pass']);
+    expect(partitionMoves(next.r)).toEqual([4]);
+  });
+
+  it('a revert restored by this process re-pins without a gate; after a restart it verifies first', () => {
+    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3 });
+    const r = plan(input(s, pods(['old', 'new', 'new'])));
+    expect(r.memory?.reverting).toBe(true);
+    const back = sts({ updateRevision: 'old', currentRevision: 'old', partition: 0 });
+    expect(plan(input(back, pods(['old', 'old', 'old']), T0 + 1000, r.memory)).phase).toBe('Idle');
+    expect(plan(input(back, pods(['old', 'old', 'old']), T0 + 1000)).phase).toBe('Checking');
   });
 });

@@ -57,9 +57,17 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   return { phase, ...rest, memory, actions };
 }
 
+/**
+ * gateFingerprint names the gate settings a streak was earned under: editing the query, the URL, the
+ * Secret or any threshold or timing restarts the streak (passes of another gate prove nothing).
+ */
+export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
+  return JSON.stringify([check.prometheusUrl, check.query, check.secretName ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
+}
+
 /** plan decides what to do with one StatefulSet now. */
 export function plan(input: PlanInput): PlanResult {
-  const { sts, pods, nowMs } = input;
+  const { sts, pods } = input;
   const prev = readStatus(sts.annotations);
   const parsed = parseAnnotations(sts.annotations);
 
@@ -73,24 +81,30 @@ export function plan(input: PlanInput): PlanResult {
   }
 
   const revision = sts.updateRevision;
-  const current = sts.currentRevision ?? revision;
   const byIndex = new Map<number, PodView>();
   for (const p of pods) if (p.index >= 0 && p.index < sts.replicas) byIndex.set(p.index, p);
   const updated = [...byIndex.values()].filter((p) => p.revision === revision).length;
   const c: Ctx = { input, prev, revision, updated, actions: [] };
 
-  if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`);
+  if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
   const cfg = parsed.config;
   if (!cfg) return { phase: null, actions: [] }; // not opted in: handled above
-  if (sts.strategyType === 'OnDelete') return finish(c, 'Invalid', 'updateStrategy OnDelete cannot be gated; use RollingUpdate');
+  if (sts.strategyType === 'OnDelete') return finish(c, 'Invalid', 'updateStrategy OnDelete cannot be gated; use RollingUpdate', { memory: undefined });
+
+  // Paused holds everything where it is: no step, no revert, no re-pin, no pod deleted.
+  if (cfg.paused) return finish(c, 'Paused', `paused at partition ${sts.partition}; ${updated}/${sts.replicas} pods on revision ${revision}; nothing moves until resumed`, { memory: undefined });
 
   if (cfg.standardRollingUpdate) {
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
-    return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', {}, 0);
+    return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
   }
   const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
-  if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url');
+  if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
   const check: CheckRequest = { prometheusUrl, query: cfg.query, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
+
+  // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
+  const current = sts.currentRevision;
+  if (!current) return finish(c, 'WaitingForPods', 'waiting for the StatefulSet controller to report status.currentRevision', { memory: input.memory, requeueAfterMs: 1000 });
 
   const stale = [...byIndex.values()].filter((p) => p.revision !== revision);
 
@@ -104,19 +118,27 @@ export function plan(input: PlanInput): PlanResult {
         c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'RollbackPodDeleted', message: `deleted not-ready pod ${p.name} on revision ${p.revision} so it comes back on ${revision}` });
       }
     }
-    return finish(c, 'RollingBack', `restoring ${stale.length} pod(s) to known-good revision ${revision} without gates`, { memory: undefined }, 0);
+    const reverting: Memory = { step: `${revision}@revert`, revision, seenAtMs: input.nowMs, streak: 0, failures: 0, reverting: true };
+    return finish(c, 'RollingBack', `restoring ${stale.length} pod(s) to known-good revision ${revision} without gates`, { memory: reverting }, 0);
   }
 
-  if (cfg.paused) return finish(c, 'Paused', `paused at partition ${sts.partition}; ${updated}/${sts.replicas} pods on revision ${revision}`, { memory: undefined });
+  // Failed is kept in the status so that it survives a restart. The status can only stop a rollout
+  // here, never move one (a forged Failed stops; a removed one is a retry, as the plugin does).
   if (prev?.phase === 'Failed' && prev.revision === revision) return finish(c, 'Failed', prev.message, { memory: undefined });
 
-  const rolling = current !== revision || (sts.partition < sts.replicas && prev !== undefined && ROLLING.has(prev.phase) && prev.revision === revision);
-  if (!rolling) {
-    // Idle. A partition below replicas here comes from a scale through the scale subresource, or from
-    // a finished rollout whose revision is now current: pin again.
-    const done = prev?.phase === 'Completed' && prev.revision === revision;
-    if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
-    return finish(c, done ? 'Completed' : 'Idle', done ? prev.message : `no rollout pending; revision ${revision}`, { memory: undefined }, Math.max(sts.partition, sts.replicas));
+  if (current === revision) {
+    // Every pod runs the current revision. Judged by pods and revisions, never by our status: a
+    // partition at 0 means a rollout was let all the way down and its last pod has not been verified
+    // (unless this process just restored it), so the gate runs once more before Completed.
+    const restored = input.memory?.reverting === true && input.memory.revision === revision;
+    if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
+      // Idle. A partition below replicas here comes from a scale through the scale subresource, a
+      // finished revert or a completed rollout: pin again.
+      const done = prev?.phase === 'Completed' && prev.revision === revision; // display only
+      if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+      const message = restored ? `restored revision ${revision}; pinned again` : done ? prev.message : `no rollout pending; revision ${revision}`;
+      return finish(c, done ? 'Completed' : 'Idle', message, { memory: undefined }, Math.max(sts.partition, sts.replicas));
+    }
   }
 
   // New revision mid-rollout: a pod below the partition on an abandoned revision that is not ready is
@@ -129,31 +151,54 @@ export function plan(input: PlanInput): PlanResult {
   return forward(c, cfg, check, byIndex);
 }
 
+/** stepMemory returns the memory for this step: kept when it is the same step, fresh otherwise. */
+function stepMemory(c: Ctx, step: string): Memory {
+  const { sts, nowMs, memory: m } = c.input;
+  if (!m || m.revision !== c.revision || m.reverting) return { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0, replicas: sts.replicas };
+  if (m.step === step) return m;
+  // A lowered partition keeps the bake anchor (the rolled pod's availability comes later anyway); a
+  // changed gate starts the initial delay again.
+  const sameGate = m.step.slice(m.step.indexOf('#')) === step.slice(step.indexOf('#'));
+  return { step, revision: c.revision, seenAtMs: sameGate ? m.seenAtMs : nowMs, streak: 0, failures: 0, replicas: sts.replicas };
+}
+
 function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<number, PodView>): PlanResult {
   const { sts, nowMs } = c.input;
   const p = Math.min(sts.partition, sts.replicas);
 
-  // The streak belongs to one step; a new step (or a new revision) starts from zero.
-  const step = `${c.revision}@${p}`;
-  let m = c.input.memory;
-  if (!m || m.revision !== c.revision) m = { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0 };
-  else if (m.step !== step) m = { step, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0 };
+  // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
+  let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);
+
+  // Replicas grew mid-rollout (kubectl scale, an autoscaler: the scale subresource never reaches the
+  // webhook). New pods at or above the partition would start on the unverified revision, so hold them
+  // back: raise the partition to the new count; the rollout then reaches them one at a time.
+  if (m.replicas !== undefined && sts.replicas > m.replicas && p < sts.replicas) {
+    c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${m.replicas} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` });
+    const raised: Memory = { step: `${c.revision}@${sts.replicas}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: m.failures, replicas: sts.replicas };
+    return finish(c, 'WaitingForPods', `replicas grew to ${sts.replicas} mid-rollout; partition raised to ${sts.replicas}`, { memory: raised, requeueAfterMs: 1000 }, sts.replicas);
+  }
+  if (m.replicas !== sts.replicas) m = { ...m, replicas: sts.replicas, streak: 0 };
 
   // Every pod must exist and be available, and every pod at or above the partition must be updated.
+  // Any interruption drops the streak: passes seen before a pod went down prove nothing after.
+  const interrupted = (message: string): PlanResult => finish(c, 'WaitingForPods', message, { memory: { ...m, streak: 0 } });
   let lastAvailable = 0;
   let wakeAt: number | undefined;
   for (let i = sts.replicas - 1; i >= 0; i--) {
     const pod = byIndex.get(i);
     const name = `${sts.name}-${i + sts.ordinalsStart}`;
-    if (!pod) return finish(c, 'WaitingForPods', `waiting for pod ${name} to be created`, { memory: m });
-    if (i >= p && pod.revision !== c.revision) return finish(c, 'WaitingForPods', `waiting for pod ${name} to be updated to revision ${c.revision}`, { memory: m });
+    if (!pod) return interrupted(`waiting for pod ${name} to be created`);
+    if (i >= p && pod.revision !== c.revision) return interrupted(`waiting for pod ${name} to be updated to revision ${c.revision}`);
     const at = availableAtMs(pod, sts.minReadySeconds);
-    if (at === undefined) return finish(c, 'WaitingForPods', `waiting for pod ${name} to become ready`, { memory: m });
+    if (at === undefined) return interrupted(`waiting for pod ${name} to become ready`);
     if (at > nowMs) wakeAt = Math.min(wakeAt ?? at, at);
     lastAvailable = Math.max(lastAvailable, at);
   }
-  if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: m, requeueAfterMs: wakeAt - nowMs });
-
+  if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: { ...m, streak: 0 }, requeueAfterMs: wakeAt - nowMs });
+  // A pod that became available again since the streak began went down in between, even if no
+  // reconcile saw it down (a quick restart): the streak and the initial delay start over.
+  if (m.availableAtMs !== lastAvailable) m = { ...m, availableAtMs: lastAvailable, streak: 0 };
 
   if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
     return finish(c, 'Failed', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); apply a new revision or re-enable to retry`, { memory: m });
@@ -170,7 +215,7 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
     const to = nextPartition(p, byIndex, c.revision);
     c.actions.push({ type: 'setPartition', from: sts.partition, to });
     c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; pod ${sts.name}-${to + sts.ordinalsStart} rolls next` });
-    const nextMemory: Memory = { step: `${c.revision}@${to}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0 };
+    const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas };
     return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
   }
 

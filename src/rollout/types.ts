@@ -59,15 +59,21 @@ export interface Verdict {
 
 /** Memory is what the controller remembers between reconciles of one StatefulSet (lost on restart). */
 export interface Memory {
-  /** `revision@partition`: the step the streak belongs to. */
+  /** `revision@partition#gate`: the step and gate settings the streak belongs to. */
   step: string;
   revision: string;
-  /** When this process first saw the revision being rolled. */
+  /** The bake anchor: when this process saw the revision (or the gate settings) first. */
   seenAtMs: number;
   streak: number;
   failures: number;
+  /** Replicas when the step began: growth mid-rollout is a scale the partition must hold back. */
+  replicas?: number;
+  /** The latest time any pod became available when the streak was counted; a later one is an interruption. */
+  availableAtMs?: number;
   lastCheckAtMs?: number;
   lastVerdict?: Verdict;
+  /** Set while restoring a known-good revision, so its end re-pins without a gate. */
+  reverting?: boolean;
 }
 
 /** CheckRequest asks the shell to query the gate now. */

@@ -26,6 +26,16 @@ describe('verdictOf (SPEC §4.3)', () => {
     ['string result type', 200, ok({ resultType: 'string', result: [1, 'x'] }), 'error'],
     ['malformed scalar', 200, ok({ resultType: 'scalar', result: 'x' }), 'error'],
     ['vector not a list', 200, ok({ resultType: 'vector', result: {} }), 'error'],
+    // Prometheus writes infinities as "+Inf" and "-Inf": values, not NaN (issue 11 item 7).
+    ['vector +Inf', 200, ok({ resultType: 'vector', result: [{ value: [1, '+Inf'] }] }), 'pass'],
+    ['vector -Inf', 200, ok({ resultType: 'vector', result: [{ value: [1, '-Inf'] }] }), 'pass'],
+    ['matrix with only infinities', 200, ok({ resultType: 'matrix', result: [{ values: [[1, '+Inf'], [2, '-Inf']] }] }), 'pass'],
+    ['scalar -Inf', 200, ok({ resultType: 'scalar', result: [1, '-Inf'] }), 'fail'],
+    ['scalar in exponent form', 200, ok({ resultType: 'scalar', result: [1, '1e-3'] }), 'pass'],
+    // A value that is no float at all is a lying Prometheus: error, never a fail that counts.
+    ['vector with a non-number value', 200, ok({ resultType: 'vector', result: [{ value: [1, 'banana'] }] }), 'error'],
+    ['vector with a numeric (not string) value', 200, ok({ resultType: 'vector', result: [{ value: [1, 1] }] }), 'error'],
+    ['scalar with an empty value', 200, ok({ resultType: 'scalar', result: [1, ''] }), 'error'],
   ])('%s -> %s', (_name, status, body, want) => {
     expect(verdictOf(status, body).result).toBe(want);
   });

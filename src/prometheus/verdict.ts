@@ -3,8 +3,19 @@ import type { Verdict } from '../rollout/types.js';
 
 type Sample = [number, string];
 
+// Prometheus writes sample values as Go's strconv.FormatFloat: decimals, exponents, "NaN", "+Inf" and
+// "-Inf". Number() reads the first two but not "+Inf", which would turn a healthy value into NaN.
+const SPECIAL: Record<string, number> = { NaN: NaN, '+Inf': Infinity, Inf: Infinity, '-Inf': -Infinity };
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** parsePromFloat reads one Prometheus sample value; undefined when it is not a float at all. */
+export function parsePromFloat(v: string): number | undefined {
+  if (v in SPECIAL) return SPECIAL[v];
+  return FLOAT.test(v) ? Number(v) : undefined;
+}
+
 function sampleValue(s: unknown): number | undefined {
-  return Array.isArray(s) && s.length === 2 && typeof s[1] === 'string' ? Number(s[1]) : undefined;
+  return Array.isArray(s) && s.length === 2 && typeof s[1] === 'string' ? parsePromFloat(s[1]) : undefined;
 }
 
 /**
@@ -31,11 +42,13 @@ export function verdictOf(httpStatus: number, body: string): Verdict {
   if (resultType === 'vector' || resultType === 'matrix') {
     if (!Array.isArray(result)) return { result: 'error', detail: `${resultType} result is not a list` };
     if (result.length === 0) return { result: 'fail', detail: 'query returned no samples' };
-    const values: number[] = [];
+    const raw: unknown[] = [];
     for (const series of result as { value?: unknown; values?: unknown }[]) {
-      if (resultType === 'vector') values.push(sampleValue(series?.value) ?? NaN);
-      else if (Array.isArray(series?.values)) for (const s of series.values) values.push(sampleValue(s) ?? NaN);
+      if (resultType === 'vector') raw.push(series?.value);
+      else if (Array.isArray(series?.values)) raw.push(...(series.values as unknown[]));
     }
+    const values = raw.map(sampleValue);
+    if (values.some((v) => v === undefined)) return { result: 'error', detail: `${resultType} has a sample that is not a Prometheus float` };
     const good = values.filter((v) => !Number.isNaN(v)).length;
     return good > 0 ? { result: 'pass', detail: `${good} sample(s)` } : { result: 'fail', detail: `only NaN samples (${values.length})` };
   }

@@ -1,6 +1,6 @@
 import fastJsonPatch from 'fast-json-patch';
 import { KEYS } from '../annotations.js';
-import { decide, ROW_SHAPE, type Decision } from './decide.js';
+import { decide, ROW_SHAPE, ROW_STATUS, type Decision } from './decide.js';
 import { MAX_WARNING_LENGTH } from './messages.js';
 import type { AdmissionRequest, KubeObject } from './review.js';
 
@@ -171,9 +171,29 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(strategyAfter(down, decide(down, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 1 } });
   });
 
+  it('row 10 (extended): scaling up mid-rollout pins to the new size so new pods start on the current revision (issue 11 item 8)', () => {
+    const up = req('UPDATE', sts({ replicas: 5, partition: 1 }), sts({ replicas: 3, partition: 1 }));
+    const d = decide(up, opts);
+    expect(d).toMatchObject({ type: 'patch', row: 10, warnings: [expect.stringContaining('partition raised to 5')] });
+    expect(strategyAfter(up, d)).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
+  });
+
+  it('the status annotation is the controller\'s: edits and forged additions are denied 403, removal is allowed (issue 11 item 11)', () => {
+    const status = (phase: string) => ({ ...ON, [KEYS.status]: JSON.stringify({ phase }) });
+    const edit = decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts);
+    expect(edit).toMatchObject({ type: 'deny', row: ROW_STATUS, code: 403, message: expect.stringContaining('phased-rollout: annotation phased-rollout.io/status of StatefulSet prod/db is written by the phased-rollout controller only') });
+    expect(decide(req('UPDATE', sts({ ann: status('Failed'), partition: 2 }), sts({ partition: 2 })), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS });
+    expect(decide(req('CREATE', sts({ ann: status('Idle') })), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS });
+    // Removal (a PUT of the manifest, or a retry) and an unchanged value pass.
+    expect(decide(req('UPDATE', sts({ partition: 2 }), sts({ ann: status('Failed'), partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
+    expect(decide(req('UPDATE', sts({ ann: { ...status('Checking'), [KEYS.paused]: 'true' }, partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
+    // The controller writes it.
+    expect(decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 }), { userInfo: { username: CONTROLLER } }), opts)).toMatchObject({ type: 'allow', row: 3 });
+  });
+
   it('row 11: anything else -> allow, no patch', () => {
-    // Scaling mid-rollout (old partition < old replicas) is the controller's business.
-    expect(decide(req('UPDATE', sts({ replicas: 5, partition: 1 }), sts({ replicas: 3, partition: 1 })), opts)).toEqual({ type: 'allow', row: 11, warnings: [] });
+    // Scaling down mid-rollout (old partition < old replicas) creates no pod: nothing to hold.
+    expect(decide(req('UPDATE', sts({ replicas: 2, partition: 1 }), sts({ replicas: 3, partition: 1 })), opts)).toEqual({ type: 'allow', row: 11, warnings: [] });
     // An annotation-only change, e.g. pausing.
     const paused = { ...ON, [KEYS.paused]: 'true' };
     expect(decide(req('UPDATE', sts({ ann: paused, partition: 2 }), sts({ partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });

@@ -2,7 +2,7 @@
 // the HTTP shell turns the Decision into an AdmissionReview response.
 import { isDeepStrictEqual } from 'node:util';
 import type { Operation } from 'fast-json-patch';
-import { parseAnnotations, readOptIn } from '../annotations.js';
+import { KEYS, parseAnnotations, readOptIn } from '../annotations.js';
 import * as msg from './messages.js';
 import { pinPartitionPatch } from './patch.js';
 import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
@@ -43,6 +43,9 @@ function pin(row: number, obj: KubeObject, partition: number, warnings: string[]
   const patch = pinPartitionPatch(obj, partition);
   return patch.length === 0 ? allow(row, warnings) : { type: 'patch', row, patch, warnings };
 }
+
+/** ROW_STATUS marks a denied edit of the controller's status annotation (not a SPEC row; issue 11). */
+export const ROW_STATUS = 12;
 
 /** ROW_SHAPE marks a denial for an object whose shape the API would never store (not a SPEC row). */
 export const ROW_SHAPE = 0;
@@ -87,6 +90,13 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // Row 3: the controller moves the partition itself.
   if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
 
+  // The status annotation is the controller's report. It never drives a step, but a forged one would
+  // mislead whoever reads it, so only the controller writes it. Removing it is allowed: a PUT of a
+  // manifest (kubectl replace, Argo CD Replace=true) drops it, and removal is how a Failed rollout is
+  // retried.
+  const newStatus = newAnn[KEYS.status];
+  if (newStatus !== undefined && newStatus !== oldAnn[KEYS.status]) return deny(ROW_STATUS, 403, msg.statusManaged(name));
+
   // Row 4: opted in (a typo in `enabled` included) but the annotations do not parse.
   const parsed = parseAnnotations(newAnn);
   if (!parsed.ok) return deny(4, 422, msg.invalidAnnotations(name, parsed.problems));
@@ -116,7 +126,11 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   if (partitionOf(obj) !== oldPartition) return deny(9, 403, msg.partitionManaged(name, oldPartition));
 
   // Row 10: an idle StatefulSet scaled through its spec stays pinned at the new size.
-  if (replicas !== replicasOf(old) && oldPartition >= replicasOf(old)) return pin(10, obj, replicas, []);
+  const oldReplicas = replicasOf(old);
+  if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, replicas, []);
+  // Row 10 (extended, issue 11): growing mid-rollout would start the new pods (all at or above the
+  // partition) on the unverified revision; pinning to the new size starts them on the current one.
+  if (replicas > oldReplicas) return pin(10, obj, replicas, [msg.scaledMidRollout(replicas)]);
 
   // Row 11.
   return allow(11);

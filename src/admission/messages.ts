@@ -43,5 +43,13 @@ export const onDeleteRefused = (obj: string): string =>
 export const partitionManaged = (obj: string, current: number): string =>
   `phased-rollout: partition of StatefulSet ${obj} is managed by phased-rollout (currently ${current}); remove it from your manifest, or use ${KEYS.paused} or ${KEYS.standardRollingUpdate}`;
 
+/** scaledMidRollout is the warning when replicas grow while a rollout holds part of the pods back. */
+export const scaledMidRollout = (partition: number): string =>
+  warning(`phased-rollout: scaled mid-rollout; partition raised to ${partition} so new pods start on the current revision`);
+
+/** statusManaged is the denial of an edit to the status annotation by anyone but the controller. */
+export const statusManaged = (obj: string): string =>
+  `phased-rollout: annotation ${KEYS.status} of StatefulSet ${obj} is written by the phased-rollout controller only; remove it from your manifest (deleting it is allowed: it retries a Failed rollout)`;
+
 /** malformedObject explains an object whose shape the API would never store. */
 export const malformedObject = (obj: string, why: string): string => `phased-rollout: StatefulSet ${obj} cannot be admitted: ${why}`;

@@ -6,7 +6,7 @@ import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Pod, type V
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
-import { LeaderElector } from '../src/k8s/leader.js';
+import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
 import { ownerStatefulSet } from '../src/k8s/view.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
@@ -17,11 +17,19 @@ import { controllerSchema } from './config.js';
 import { isOptedInObject, Reconciler } from './reconcile.js';
 
 const PROGRAM = 'phased-rollout-controller';
+/** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
+const LOSS_EXIT_MS = 1000;
 
 async function main(): Promise<void> {
   const booted = bootProcess(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema);
   if (!booted) return;
   const { c, log } = booted;
+
+  const timing = leaderTimingProblem(c['leader-election-lease-duration'], c['leader-election-renew-deadline'], c['leader-election-renew-period']);
+  if (c['leader-elect'] && timing) {
+    log.fatal({ reason: timing }, 'unsafe leader election timings');
+    process.exit(2);
+  }
 
   const kc = new KubeConfig();
   try {
@@ -67,6 +75,7 @@ async function main(): Promise<void> {
     { labelSelector: podSelector },
   );
 
+  let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,
     pods,
@@ -78,6 +87,9 @@ async function main(): Promise<void> {
     defaultPrometheusUrl: c['prometheus-url']?.replace(/\/+$/, ''),
     prometheusTimeoutMs: c['prometheus-timeout'],
     resyncMs: c['resync-period'],
+    requestTimeoutMs: c['request-timeout'],
+    // With leader election no write starts once the renew deadline has passed (see leader.ts).
+    fence: () => (elector ? elector.fence() : Infinity),
   });
 
   const ops = createOpsServer(registry, readiness);
@@ -90,6 +102,7 @@ async function main(): Promise<void> {
     queue = new WorkQueue((key) => reconciler.reconcile(key), {
       concurrency: c.workers,
       onError: (key, err, retryInMs) => log.warn({ key, reason: apiErrorMessage(err), retryInMs }, 'reconcile failed; will retry'),
+      onRequeue: (key, err) => log.debug({ key, reason: err.message }, 'looking again'),
     });
     metrics.leader.set(1);
     for (const s of statefulSets.list()) if (isOptedInObject(s)) queue.add(`${s.metadata?.namespace}/${s.metadata?.name}`);
@@ -111,7 +124,6 @@ async function main(): Promise<void> {
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
 
-  let elector: LeaderElector | undefined;
   if (c['leader-elect']) {
     elector = new LeaderElector(
       {
@@ -120,13 +132,16 @@ async function main(): Promise<void> {
         name: c['leader-election-name'],
         identity,
         leaseDurationMs: c['leader-election-lease-duration'],
+        renewDeadlineMs: c['leader-election-renew-deadline'],
         renewPeriodMs: c['leader-election-renew-period'],
+        requestTimeoutMs: c['request-timeout'],
         log,
       },
       startWork,
-      // Losing the Lease means another replica may act now: stop at once, and exit so that the
-      // process restarts clean (as controller-runtime does).
-      () => void stopWork().then(() => process.exit(1)),
+      // Losing the Lease means another replica may act soon. The fence already refuses every new
+      // write; give running reconciles a moment to end, then exit so that the process restarts clean
+      // (as controller-runtime does) — never wait on them without a deadline.
+      () => void Promise.race([stopWork(), new Promise((r) => setTimeout(r, LOSS_EXIT_MS))]).then(() => process.exit(1)),
     );
     elector.start();
   } else startWork();

@@ -3,15 +3,17 @@
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { CredentialsError, loadCredentials } from '../src/k8s/credentials.js';
+import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
 import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type Memory, type PlanResult, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
+import { Requeue } from '../src/runtime/queue.js';
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
 export interface ReconcileDeps {
@@ -25,8 +27,19 @@ export interface ReconcileDeps {
   defaultPrometheusUrl?: string;
   prometheusTimeoutMs: number;
   resyncMs: number;
+  /** Upper bound of one API call. */
+  requestTimeoutMs?: number;
+  /** Guards every write: with leader election, no write starts once the renew deadline has passed. */
+  fence?: Fence;
   now?: () => number;
   query?: (q: GateQuery) => Promise<Verdict>;
+}
+
+/** Snapshot is one consistent read of the caches for one StatefulSet. */
+interface Snapshot {
+  sts: V1StatefulSet;
+  view: StatefulSetView;
+  pods: PodView[];
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
@@ -58,31 +71,48 @@ export class Reconciler {
     return cached;
   }
 
-  private async reconcileKey(key: string): Promise<number | undefined> {
-    const [namespace, name] = key.split('/') as [string, string];
-    const now = this.d.now ?? Date.now;
+  private snapshot(key: string, namespace: string, name: string): Snapshot | undefined {
     const sts = this.current(key, namespace, name);
-    if (!sts) {
-      this.forget(key, namespace, name);
-      return undefined;
-    }
+    if (!sts) return undefined;
     const view = statefulSetView(sts);
     const pods = this.d.pods
       .list(namespace)
       .filter((p) => ownerStatefulSet(p) === name)
       .flatMap((p) => podView(p, name, view.ordinalsStart) ?? []);
-    const target: EventTarget = { namespace, name, uid: sts.metadata?.uid ?? '' };
+    return { sts, view, pods };
+  }
+
+  private async reconcileKey(key: string): Promise<number | undefined> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const now = this.d.now ?? Date.now;
+    // A cache whose watch is down may be minutes old: never decide a step from it.
+    if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue('a watch is down; waiting for the caches to be live again', 1000);
+    let snap = this.snapshot(key, namespace, name);
+    if (!snap) {
+      this.forget(key, namespace, name);
+      return undefined;
+    }
+    const target: EventTarget = { namespace, name, uid: snap.sts.metadata?.uid ?? '' };
     const log = this.d.log.child({ namespace, name });
 
-    let r = plan({ sts: view, pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+    let r = plan({ sts: snap.view, pods: snap.pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
     if (r.check && r.memory) {
       const verdict = await this.check(target, r.check.prometheusUrl, r.check.query, r.check.secretName);
       log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
+      // The check may have taken seconds: decide on what the caches say now, not on what they said
+      // before it. A new revision, a gate edit or a pod going down meanwhile drops this verdict.
+      if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue('a watch went down during the gate check', 1000);
+      const fresh = this.snapshot(key, namespace, name);
+      if (!fresh || fresh.sts.metadata?.uid !== snap.sts.metadata?.uid) {
+        this.forget(key, namespace, name);
+        return undefined;
+      }
+      snap = fresh;
       const at = now();
-      r = plan({ sts: view, pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+      r = plan({ sts: snap.view, pods: snap.pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
     }
     try {
-      await this.apply(key, sts, target, r, log);
+      await this.apply(key, snap.sts, target, r, log);
     } catch (err) {
       // Whatever failed, the next attempt starts its streak from zero: never lower on an old pass.
       this.memory.delete(key);
@@ -90,9 +120,16 @@ export class Reconciler {
     }
     if (r.memory) this.memory.set(key, r.memory);
     else this.memory.delete(key);
-    this.report(namespace, name, r, sts);
+    this.report(namespace, name, r, snap.sts);
     if (r.phase === null) return undefined;
     return Math.min(r.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+  }
+
+  /** writeOptions checks the fence and bounds one write by the request timeout and the fence's budget. */
+  private writeOptions(opt?: Parameters<typeof withDeadline>[1]) {
+    const budget = (this.d.fence ?? openFence)();
+    if (budget <= 0) throw new FenceClosed('the write deadline has passed');
+    return withDeadline(Math.min(budget, this.d.requestTimeoutMs ?? 10_000), opt);
   }
 
   private async check(t: EventTarget, url: string, query: string, secretName?: string): Promise<Verdict> {
@@ -100,7 +137,7 @@ export class Reconciler {
     let verdict: Verdict;
     const end = this.d.metrics.checkDuration.startTimer(labels);
     try {
-      const credentials = secretName ? await loadCredentials(this.d.core, t.namespace, secretName) : undefined;
+      const credentials = secretName ? await loadCredentials(this.d.core, t.namespace, secretName, withDeadline(this.d.requestTimeoutMs ?? 10_000)) : undefined;
       verdict = await (this.d.query ?? queryGate)({ prometheusUrl: url, query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) });
     } catch (err) {
       if (!(err instanceof CredentialsError)) throw err;
@@ -108,8 +145,8 @@ export class Reconciler {
     }
     end();
     this.d.metrics.checks.inc({ ...labels, result: verdict.result });
-    if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`);
-    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', 'PrometheusError', `gate not evaluated: ${verdict.detail}`);
+    if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, this.writeOptions());
+    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', 'PrometheusError', `gate not evaluated: ${verdict.detail}`, this.writeOptions());
     return verdict;
   }
 
@@ -118,9 +155,9 @@ export class Reconciler {
     for (const a of byType('deletePod')) {
       try {
         // The uid precondition: never delete a newer pod of the same name.
-        await this.d.core.deleteNamespacedPod({ name: a.name, namespace: t.namespace, body: { preconditions: { uid: a.uid } } });
+        await this.d.core.deleteNamespacedPod({ name: a.name, namespace: t.namespace, body: { preconditions: { uid: a.uid } } }, this.writeOptions());
         log.info({ pod: a.name, reason: a.reason }, a.message);
-        await this.d.events.emit(t, 'Warning', 'StrandedPodDeleted', a.message);
+        await this.d.events.emit(t, 'Warning', 'StrandedPodDeleted', a.message, this.writeOptions());
       } catch (err) {
         if (apiErrorCode(err) !== 404 && apiErrorCode(err) !== 409) throw err;
       }
@@ -134,38 +171,43 @@ export class Reconciler {
       const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
       );
       this.written.set(key, patched);
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
     }
-    for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message);
+    for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message, this.writeOptions());
   }
 
   private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger): Promise<void> {
     const ru = sts.spec?.updateStrategy?.rollingUpdate;
-    // The `test` op holds the value we decided from: if anyone (or a stale cache) disagrees, the API
-    // server refuses the whole patch and we look again, so one passed gate can never lower twice.
+    // The `test` ops hold what we decided from: the partition, and the generation (a new template,
+    // re-pinned by the webhook to the same partition, would pass a partition test alone). If anyone or
+    // a stale cache disagrees, the API server refuses the whole patch and we look again, so one passed
+    // gate can never lower twice, nor lower for a revision it did not check.
+    const guard = [{ op: 'test', path: '/metadata/generation', value: sts.metadata?.generation }];
     const ops =
       ru?.partition !== undefined
         ? [
+            ...guard,
             { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: from },
             { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: to },
           ]
         : ru
-          ? [{ op: 'add', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }]
-          : [{ op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
+          ? [...guard, { op: 'add', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }]
+          : [...guard, { op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
     try {
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()),
       );
       this.written.set(key, patched);
       log.info({ from, to }, 'partition set');
     } catch (err) {
-      if (apiErrorCode(err) === 422) {
+      // 422 is the failed `test` op, 409 a conflicting write: a race we lose now and then, not an error.
+      if (apiErrorCode(err) === 422 || apiErrorCode(err) === 409) {
         this.written.delete(key);
-        throw new Error(`partition is no longer ${from} (stale view); will look again`);
+        throw new Requeue(`partition is no longer ${from} or the StatefulSet changed (stale view); looking again`);
       }
       throw err;
     }

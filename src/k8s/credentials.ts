@@ -1,7 +1,7 @@
 // Prometheus credentials from the Secret named by phased-rollout.io/prometheus-secret. Only a Secret
 // labelled phased-rollout.io/prometheus-credentials=true is used: whoever may edit a StatefulSet must not
 // be able to send any Secret of the namespace to a URL of their choice.
-import type { CoreV1Api } from '@kubernetes/client-node';
+import type { ConfigurationOptions, CoreV1Api } from '@kubernetes/client-node';
 import type { Credentials } from '../prometheus/client.js';
 import { apiErrorCode } from './errors.js';
 
@@ -14,10 +14,10 @@ export class CredentialsError extends Error {}
 const decode = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8'));
 
 /** loadCredentials reads and checks the Secret; throws CredentialsError with a reason a user can act on. */
-export async function loadCredentials(core: CoreV1Api, namespace: string, name: string): Promise<Credentials> {
+export async function loadCredentials(core: CoreV1Api, namespace: string, name: string, options?: ConfigurationOptions): Promise<Credentials> {
   let secret;
   try {
-    secret = await core.readNamespacedSecret({ name, namespace });
+    secret = await core.readNamespacedSecret({ name, namespace }, options);
   } catch (err) {
     const code = apiErrorCode(err);
     throw new CredentialsError(code === 404 ? `Secret ${namespace}/${name} not found` : code === 403 ? `not allowed to read Secret ${namespace}/${name}` : `cannot read Secret ${namespace}/${name}`);

@@ -1,6 +1,6 @@
 // Kubernetes Events on the StatefulSet, aggregated: a repeat of the same reason and message bumps the
 // count of the existing Event instead of creating another (what `kubectl describe` shows as "x5 over").
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type ConfigurationOptions, type CoreV1Event } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/logger.js';
 import { apiErrorMessage } from './errors.js';
 
@@ -21,8 +21,8 @@ export class EventRecorder {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** emit records one Event. */
-  async emit(t: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+  /** emit records one Event; `options` carries the caller's deadline. */
+  async emit(t: EventTarget, type: 'Normal' | 'Warning', reason: string, message: string, options?: ConfigurationOptions): Promise<void> {
     const key = `${t.namespace}/${t.name}/${t.uid}/${type}/${reason}/${message}`;
     const when = this.now();
     const known = this.seen.get(key);
@@ -31,7 +31,7 @@ export class EventRecorder {
         known.count++;
         await this.core.patchNamespacedEvent(
           { name: known.name, namespace: t.namespace, body: { count: known.count, lastTimestamp: when.toISOString() } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch, options),
         );
         return;
       }
@@ -49,7 +49,7 @@ export class EventRecorder {
         reportingComponent: 'phased-rollout.io/controller',
         reportingInstance: this.instance,
       };
-      await this.core.createNamespacedEvent({ namespace: t.namespace, body });
+      await this.core.createNamespacedEvent({ namespace: t.namespace, body }, options);
       this.seen.set(key, { name, count: 1 });
       if (this.seen.size > 10_000) this.seen.delete(this.seen.keys().next().value as string);
     } catch (err) {

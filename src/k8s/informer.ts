@@ -1,8 +1,14 @@
 // client-node's informer stops for good on any watch error other than 410 Gone; this wrapper restarts
 // it with exponential backoff, so a flaky API server or a dropped connection never silently freezes
-// the controller's view of the cluster.
+// the controller's view of the cluster. Two more gaps of client-node 2.0.1 are closed here:
+// - `ListWatch.start()` resolves even when the list failed (it only calls the error callbacks), so
+//   the first list is tracked here and `start()` rejects when it failed: an empty cache is never
+//   reported as synced.
+// - its `connect` callback fires before every attempt, successful or not, so it cannot tell a
+//   healthy watch: the backoff resets only on a successful list or a delivered event.
 import { makeInformer, type KubeConfig, type KubernetesObject, type ListPromise } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/logger.js';
+import type { Timers } from '../runtime/queue.js';
 import { apiErrorMessage } from './errors.js';
 
 /** WatchEvent is what the callback receives. */
@@ -10,12 +16,33 @@ export type WatchEvent = 'add' | 'update' | 'delete';
 
 /** ResilientInformer is a list+watch cache that restarts itself. */
 export interface ResilientInformer<T extends KubernetesObject> {
-  /** start lists, begins watching, and resolves once the first list is in the cache. */
+  /** start lists and begins watching; it rejects when the first list fails. */
   start(): Promise<void>;
   stop(): Promise<void>;
   get(name: string, namespace?: string): T | undefined;
   list(namespace?: string): ReadonlyArray<T>;
+  /** synced: the first list is in the cache. */
   synced(): boolean;
+  /** live: synced, and no watch error since the last successful (re)start: the cache follows the server. */
+  live(): boolean;
+}
+
+/** InformerOptions tune the selector and the restart backoff; timers are injectable for tests. */
+export interface InformerOptions {
+  labelSelector?: string;
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  timers?: Timers;
+}
+
+const realTimers: Timers = {
+  set: (fn, ms) => setTimeout(fn, ms).unref(),
+  clear: (t) => clearTimeout(t as NodeJS.Timeout),
+};
+
+/** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
+export function backoffMs(failures: number, baseMs: number, maxMs: number): number {
+  return Math.min(baseMs * 2 ** Math.max(0, failures - 1), maxMs);
 }
 
 /** resilientInformer builds a restarting informer for `path`, calling `onEvent` for every change. */
@@ -25,42 +52,79 @@ export function resilientInformer<T extends KubernetesObject>(
   listFn: ListPromise<T>,
   log: Logger,
   onEvent: (type: WatchEvent, obj: T) => void,
-  opts: { labelSelector?: string; baseBackoffMs?: number; maxBackoffMs?: number } = {},
+  opts: InformerOptions = {},
 ): ResilientInformer<T> {
-  const informer = makeInformer<T>(kc, path, listFn, opts.labelSelector);
+  const timers = opts.timers ?? realTimers;
   let stopped = false;
+  let listed = false;
   let isSynced = false;
+  let isLive = false;
   let failures = 0;
-  let timer: NodeJS.Timeout | undefined;
-  informer.on('add', (o) => onEvent('add', o));
-  informer.on('update', (o) => onEvent('update', o));
-  informer.on('delete', (o) => onEvent('delete', o));
-  informer.on('connect', () => {
+  let errors = 0;
+  let lastError: unknown;
+  let timer: unknown;
+  const tracked: ListPromise<T> = async () => {
+    const list = await listFn();
+    listed = true;
     failures = 0;
-  });
-  informer.on('error', (err) => {
-    if (stopped) return;
-    const wait = Math.min((opts.baseBackoffMs ?? 500) * 2 ** failures++, opts.maxBackoffMs ?? 30_000);
-    log.warn({ path, reason: apiErrorMessage(err), retryInMs: wait }, 'watch failed; restarting informer');
-    clearTimeout(timer);
-    timer = setTimeout(() => {
+    return list;
+  };
+  const informer = makeInformer<T>(kc, path, tracked, opts.labelSelector);
+  const event = (type: WatchEvent) => (o: T) => {
+    failures = 0;
+    onEvent(type, o);
+  };
+  informer.on('add', event('add'));
+  informer.on('update', event('update'));
+  informer.on('delete', event('delete'));
+
+  /** attempt runs one (re)start; the cache is live when no error was reported during it. */
+  const attempt = async (): Promise<void> => {
+    const before = errors;
+    await informer.start();
+    if (errors === before && !stopped) isLive = true;
+  };
+  const scheduleRestart = (err: unknown): void => {
+    const wait = backoffMs(++failures, opts.baseBackoffMs ?? 500, opts.maxBackoffMs ?? 30_000);
+    log.warn({ path, reason: apiErrorMessage(err), retryInMs: wait, failures }, 'watch failed; restarting informer');
+    timers.clear(timer);
+    timer = timers.set(() => {
       if (stopped) return;
-      informer.start().catch((e: Error) => log.warn({ path, reason: e.message }, 'informer restart failed'));
+      attempt().catch((e: unknown) => log.warn({ path, reason: apiErrorMessage(e) }, 'informer restart failed'));
     }, wait);
-    timer.unref();
+  };
+  informer.on('error', (err) => {
+    errors++;
+    lastError = err;
+    isLive = false;
+    if (!stopped && isSynced) scheduleRestart(err); // the first start reports its own failure
   });
   return {
     async start() {
-      await informer.start();
+      const before = errors;
+      try {
+        await attempt();
+      } catch (e) {
+        lastError = e;
+      }
+      if (!listed) {
+        await informer.stop();
+        throw lastError instanceof Error ? lastError : new Error(`cannot list ${path}: ${apiErrorMessage(lastError)}`);
+      }
       isSynced = true;
+      // The watch failed right after a good list: the cache is right as of the list; restart the watch
+      // like any other watch failure.
+      if (errors !== before && !stopped) scheduleRestart(lastError);
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      isLive = false;
+      timers.clear(timer);
       await informer.stop();
     },
     get: (name, namespace) => informer.get(name, namespace),
     list: (namespace) => informer.list(namespace),
     synced: () => isSynced,
+    live: () => isSynced && isLive,
   };
 }

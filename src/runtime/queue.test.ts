@@ -1,36 +1,5 @@
-import { WorkQueue, type Timers } from './queue.js';
-
-/** A manual clock: timers fire only when the test advances time. */
-function fakeTimers() {
-  let now = 0;
-  const pending: { at: number; fn: () => void; id: number }[] = [];
-  let id = 0;
-  const timers: Timers = {
-    set: (fn, ms) => {
-      pending.push({ at: now + ms, fn, id: ++id });
-      return id;
-    },
-    clear: (t) => {
-      const i = pending.findIndex((p) => p.id === t);
-      if (i >= 0) pending.splice(i, 1);
-    },
-  };
-  const advance = async (ms: number) => {
-    const end = now + ms;
-    for (;;) {
-      pending.sort((a, b) => a.at - b.at);
-      const next = pending[0];
-      if (!next || next.at > end) break;
-      pending.shift();
-      now = next.at;
-      next.fn();
-      await flush();
-    }
-    now = end;
-  };
-  return { timers, advance, now: () => now };
-}
-const flush = () => new Promise((r) => setImmediate(r));
+import { fakeTimers, flush } from '../../test/support/fake-timers.js';
+import { Requeue, WorkQueue } from './queue.js';
 
 describe('WorkQueue', () => {
   it('de-duplicates keys queued while waiting', async () => {
@@ -100,6 +69,34 @@ describe('WorkQueue', () => {
     await t.advance(5000);
     expect(retries).toEqual([100, 200, 250]);
     expect(calls).toEqual([0, 100, 300, 550, 5550]);
+  });
+
+  it('a Requeue (a lost optimistic race) runs again at once, outside the error backoff, and does not grow it', async () => {
+    const t = fakeTimers();
+    const calls: number[] = [];
+    const errors: number[] = [];
+    const requeues: string[] = [];
+    let n = 0;
+    const q = new WorkQueue(
+      async () => {
+        calls.push(t.now());
+        n++;
+        if (n === 1) throw new Error('transient');
+        if (n === 2 || n === 3) throw new Requeue('partition is no longer 3');
+        if (n === 4) throw new Error('transient again');
+        return undefined;
+      },
+      { baseBackoffMs: 100, maxBackoffMs: 60_000, timers: t.timers, onError: (_k, _e, ms) => errors.push(ms), onRequeue: (_k, e) => requeues.push(e.message) },
+    );
+    q.add('k');
+    await flush();
+    await t.advance(100);
+    await t.advance(0);
+    await t.advance(200);
+    expect(calls).toEqual([0, 100, 100, 100, 300]);
+    expect(requeues).toEqual(['partition is no longer 3', 'partition is no longer 3']);
+    // The error after the requeues continues the backoff it had (200 ms), not a reset nor a jump.
+    expect(errors).toEqual([100, 200]);
   });
 
   it('keeps the earliest of two delayed adds', async () => {

@@ -5,6 +5,21 @@
 /** Handler reconciles one key; it returns "look again in N ms", or undefined for "only on change". */
 export type Handler = (key: string) => Promise<number | undefined>;
 
+/**
+ * Requeue is thrown by a handler that lost a race it expects to lose now and then (an optimistic
+ * `test` op or resourceVersion conflict): the key runs again after `afterMs` without counting as a
+ * failure, so a conflict never waits out an error backoff of up to a minute.
+ */
+export class Requeue extends Error {
+  constructor(
+    message: string,
+    readonly afterMs = 0,
+  ) {
+    super(message);
+    this.name = 'Requeue';
+  }
+}
+
 /** Timers is the clock the queue uses. */
 export interface Timers {
   set: (fn: () => void, ms: number) => unknown;
@@ -27,6 +42,7 @@ export interface QueueOptions {
   maxBackoffMs?: number;
   timers?: Timers;
   onError?: (key: string, err: unknown, retryInMs: number) => void;
+  onRequeue?: (key: string, err: Requeue) => void;
 }
 
 /** WorkQueue runs a handler over keys. */
@@ -40,7 +56,7 @@ export class WorkQueue {
   private active = 0;
   private stopped = false;
   private idle: (() => void)[] = [];
-  private readonly o: Required<Omit<QueueOptions, 'onError'>> & Pick<QueueOptions, 'onError'>;
+  private readonly o: Required<Omit<QueueOptions, 'onError' | 'onRequeue'>> & Pick<QueueOptions, 'onError' | 'onRequeue'>;
 
   constructor(private readonly handler: Handler, opts: QueueOptions = {}) {
     this.o = { concurrency: 4, baseBackoffMs: 500, maxBackoffMs: 60_000, timers: realTimers, ...opts };
@@ -108,10 +124,15 @@ export class WorkQueue {
       again = await this.handler(key);
       this.failures.delete(key);
     } catch (err) {
-      const n = (this.failures.get(key) ?? 0) + 1;
-      this.failures.set(key, n);
-      again = Math.min(this.o.baseBackoffMs * 2 ** (n - 1), this.o.maxBackoffMs);
-      this.o.onError?.(key, err, again);
+      if (err instanceof Requeue) {
+        again = err.afterMs;
+        this.o.onRequeue?.(key, err);
+      } else {
+        const n = (this.failures.get(key) ?? 0) + 1;
+        this.failures.set(key, n);
+        again = Math.min(this.o.baseBackoffMs * 2 ** (n - 1), this.o.maxBackoffMs);
+        this.o.onError?.(key, err, again);
+      }
     }
     this.running.delete(key);
     this.active--;

@@ -256,7 +256,7 @@ describe('7: leader election', () => {
         const metrics = await freePort();
         const child = start(entry, [
           '--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1',
-          '--leader-elect', '--leader-election-lease-duration', '4s', '--leader-election-renew-period', '1s', '--leader-election-name', 'e2e-leader',
+          '--leader-elect', '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-renew-period', '1s', '--leader-election-name', 'e2e-leader',
         ]);
         children.push({ child, metrics });
       }

@@ -1,0 +1,237 @@
+// Reconcile against fake caches and a fake API that applies JSON Patch (with its `test` ops) and merge
+// patches like the API server does: the I/O shell's own failure paths.
+import type { AppsV1Api, CoreV1Api, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import fastJsonPatch from 'fast-json-patch';
+import { KEYS } from '../src/annotations.js';
+import { FenceClosed } from '../src/k8s/deadline.js';
+import type { EventRecorder } from '../src/k8s/events.js';
+import type { ResilientInformer } from '../src/k8s/informer.js';
+import type { GateQuery } from '../src/prometheus/client.js';
+import type { Verdict } from '../src/rollout/types.js';
+import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
+import { Requeue } from '../src/runtime/queue.js';
+import { quietLog } from '../test/support/quiet-log.js';
+import { Reconciler, type ReconcileDeps } from './reconcile.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const KEY = 'ns/db';
+const ANN = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '1' };
+
+function statefulSet(o: { partition?: number; generation?: number; update?: string; current?: string; rv?: number } = {}): V1StatefulSet {
+  const generation = o.generation ?? 2;
+  return {
+    metadata: { name: 'db', namespace: 'ns', uid: 'sts-uid', generation, resourceVersion: String(o.rv ?? 100), annotations: { ...ANN } },
+    spec: { replicas: 3, selector: {}, serviceName: 'db', template: {}, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? 3 } } },
+    status: { replicas: 3, observedGeneration: generation, updateRevision: o.update ?? 'new', currentRevision: o.current ?? 'old' },
+  };
+}
+
+function pod(i: number, revision: string, ready = true): V1Pod {
+  return {
+    metadata: { name: `db-${i}`, namespace: 'ns', uid: `pod-${i}`, labels: { 'controller-revision-hash': revision }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'sts-uid', controller: true }] },
+    status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date(T0 - 60_000) }] },
+  };
+}
+
+function fakeInformer<T extends V1StatefulSet | V1Pod>(items: T[]) {
+  const state = { items, live: true };
+  const inf: ResilientInformer<T> = {
+    start: async () => undefined,
+    stop: async () => undefined,
+    get: (name, namespace) => state.items.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
+    list: (namespace) => state.items.filter((o) => !namespace || o.metadata?.namespace === namespace),
+    synced: () => true,
+    live: () => state.live,
+  };
+  return { inf, state };
+}
+
+const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
+
+/** fakeCluster holds the server's copy of the StatefulSet and applies patches to it. */
+function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
+  const server = { sts: structuredClone(initial) };
+  const sts = fakeInformer<V1StatefulSet>([structuredClone(initial)]);
+  const podCache = fakeInformer<V1Pod>(pods);
+  const writes: string[] = [];
+  const failures: { patch?: Error; delete?: Error } = {};
+  let rv = Number(initial.metadata?.resourceVersion);
+  const apps = {
+    patchNamespacedStatefulSet: async ({ body }: { body: unknown }) => {
+      if (failures.patch) throw failures.patch;
+      const next = structuredClone(server.sts);
+      if (Array.isArray(body)) {
+        try {
+          fastJsonPatch.applyPatch(next, body as fastJsonPatch.Operation[], true, true);
+        } catch {
+          throw apiError(422);
+        }
+        next.metadata!.generation = (next.metadata!.generation ?? 0) + 1;
+        next.status!.observedGeneration = next.metadata!.generation; // a prompt StatefulSet controller
+        writes.push(`partition ${JSON.stringify((body as { op: string; value?: unknown }[]).filter((o) => o.op !== 'test').map((o) => o.value))}`);
+      } else {
+        const ann = (body as { metadata: { annotations: Record<string, string | null> } }).metadata.annotations;
+        for (const [k, v] of Object.entries(ann)) {
+          if (v === null) delete next.metadata!.annotations![k];
+          else next.metadata!.annotations![k] = v;
+        }
+        writes.push('status');
+      }
+      next.metadata!.resourceVersion = String(++rv);
+      server.sts = next;
+      return structuredClone(next);
+    },
+  };
+  const core = {
+    deleteNamespacedPod: async ({ name }: { name: string }) => {
+      if (failures.delete) throw failures.delete;
+      writes.push(`delete ${name}`);
+      return {};
+    },
+  };
+  const events: string[] = [];
+  const recorder = { emit: async (_t: unknown, _type: string, reason: string) => void events.push(reason) };
+  return { server, sts, podCache, writes, events, failures, apps, core, recorder };
+}
+
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number } = {}) {
+  const deps: ReconcileDeps = {
+    statefulSets: c.sts.inf,
+    pods: c.podCache.inf,
+    apps: c.apps as unknown as AppsV1Api,
+    core: c.core as unknown as CoreV1Api,
+    events: c.recorder as unknown as EventRecorder,
+    metrics: controllerMetrics(createRegistry()),
+    log: quietLog().log,
+    defaultPrometheusUrl: 'http://prom:9090',
+    prometheusTimeoutMs: 1000,
+    resyncMs: 60_000,
+    now: o.now ?? (() => T0),
+    query: o.query ?? (async () => ({ result: 'pass', detail: 'ok' })),
+    ...(o.fence ? { fence: o.fence } : {}),
+  };
+  return new Reconciler(deps);
+}
+
+const partitionOf = (s: V1StatefulSet) => s.spec?.updateStrategy?.rollingUpdate?.partition;
+
+describe('Reconciler', () => {
+  it('lowers the partition after a passing check, with a generation-guarded patch, and records the Events', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    await reconciler(c).reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.writes).toEqual(['partition [2]', 'status']);
+    expect(c.events).toEqual(['PartitionLowered', 'RolloutStarted']);
+  });
+
+  it('decides on the caches as they are after the check: a new revision applied during it is not lowered for (item 3)', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    const query = async () => {
+      // kubectl apply of a new template while Prometheus answers; the webhook re-pins to 3 again.
+      const newer = statefulSet({ generation: 3, update: 'newer', rv: 150 });
+      c.server.sts = structuredClone(newer);
+      c.sts.state.items = [newer];
+      return { result: 'pass', detail: 'ok' } as Verdict;
+    };
+    await reconciler(c, { query }).reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(3);
+    expect(c.writes.filter((w) => w.startsWith('partition'))).toEqual([]);
+  });
+
+  it('the generation test refuses a step decided from a stale cache even when the partition still matches (item 3)', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    // The server already has the new template (re-pinned to the same 3); the cache has not seen it.
+    c.server.sts = statefulSet({ generation: 3, update: 'newer', rv: 150 });
+    await expect(reconciler(c).reconcile(KEY)).rejects.toBeInstanceOf(Requeue);
+    expect(partitionOf(c.server.sts)).toBe(3);
+  });
+
+  it('a 422 or 409 from the API is a Requeue (look again at once), other errors are errors', async () => {
+    for (const [code, type] of [
+      [422, Requeue],
+      [409, Requeue],
+      [500, Error],
+    ] as const) {
+      const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+      c.failures.patch = apiError(code);
+      const err = await reconciler(c).reconcile(KEY).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(type);
+      expect(err instanceof Requeue).toBe(code !== 500);
+    }
+  });
+
+  it('a failed apply drops the streak: the next attempt checks again before lowering', async () => {
+    const ann = { ...ANN, [KEYS.successThreshold]: '2' };
+    const s = statefulSet();
+    s.metadata!.annotations = { ...ann };
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    let now = T0;
+    let checks = 0;
+    const r = reconciler(c, { now: () => now, query: async () => (checks++, { result: 'pass', detail: 'ok' }) });
+    await r.reconcile(KEY); // pass 1/2, status written
+    now += 1000;
+    c.failures.patch = apiError(500);
+    await expect(r.reconcile(KEY)).rejects.toThrow(); // pass 2/2, but the patch fails
+    c.failures.patch = undefined;
+    now += 1000;
+    await r.reconcile(KEY); // streak restarted: 1/2, no step
+    expect(checks).toBe(3);
+    expect(partitionOf(c.server.sts)).toBe(3);
+    now += 1000;
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+  });
+
+  it('read-your-writes: a cache that has not seen our patch yet never lowers twice nor repeats the Event', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    let now = T0;
+    const r = reconciler(c, { now: () => now });
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    // The cache still shows partition 3; the pod at 2 is rolling.
+    c.podCache.state.items = [pod(0, 'old'), pod(1, 'old'), pod(2, 'new', false)];
+    now += 5000;
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.events).toEqual(['PartitionLowered', 'RolloutStarted']);
+  });
+
+  it('pod deletion: 404 and 409 (gone, or replaced) are fine; the Event says StrandedPodDeleted', async () => {
+    // A revert with a not-ready pod on the abandoned revision.
+    const mk = () => fakeCluster(statefulSet({ update: 'old', current: 'old', partition: 0 }), [pod(0, 'old'), pod(1, 'new', false), pod(2, 'old')]);
+    const ok = mk();
+    await reconciler(ok).reconcile(KEY);
+    expect(ok.writes).toContain('delete db-1');
+    expect(ok.events).toEqual(['StrandedPodDeleted', 'RollbackStarted']);
+    for (const code of [404, 409]) {
+      const c = mk();
+      c.failures.delete = apiError(code);
+      await expect(reconciler(c).reconcile(KEY)).resolves.toBeDefined();
+    }
+    const bad = mk();
+    bad.failures.delete = apiError(500);
+    await expect(reconciler(bad).reconcile(KEY)).rejects.toMatchObject({ code: 500 });
+  });
+
+  it('writes nothing while a watch is down: a stale cache never lowers the partition (item 10)', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    c.podCache.state.live = false;
+    await expect(reconciler(c).reconcile(KEY)).rejects.toBeInstanceOf(Requeue);
+    expect(c.writes).toEqual([]);
+    // A watch that goes down during the check drops the verdict too.
+    const d = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    const query = async () => ((d.sts.state.live = false), { result: 'pass', detail: 'ok' } as Verdict);
+    await expect(reconciler(d, { query }).reconcile(KEY)).rejects.toBeInstanceOf(Requeue);
+    expect(d.writes).toEqual([]);
+  });
+
+  it('writes nothing once the leader fence is closed (item 9)', async () => {
+    const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    const fence = () => {
+      throw new FenceClosed('lost the lease');
+    };
+    await expect(reconciler(c, { fence }).reconcile(KEY)).rejects.toBeInstanceOf(FenceClosed);
+    expect(c.writes).toEqual([]);
+    expect(partitionOf(c.server.sts)).toBe(3);
+  });
+});

@@ -320,6 +320,44 @@ describe('8: pause', () => {
   });
 });
 
+describe('safety review (issue 11) on the real cluster', () => {
+  it('item 11: only the controller writes the status annotation; removing it is a retry', async () => {
+    const name = 'forge';
+    const ann = FAST(name);
+    await setGate(name, '1');
+    await created(name, ann);
+    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Idle' }), 30_000, 300);
+    const forged = await kubectl(['annotate', 'statefulset', name, '-n', ns, '--overwrite', `${KEYS.status}={"phase":"Completed"}`]);
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toContain(`denied the request: phased-rollout: annotation ${KEYS.status} of StatefulSet ${ns}/${name} is written by the phased-rollout controller only`);
+    const removed = await kubectl(['annotate', 'statefulset', name, '-n', ns, `${KEYS.status}-`]);
+    expect(removed.code).toBe(0);
+    // The controller writes it again.
+    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Idle' }), 30_000, 300);
+  });
+
+  it('item 8: kubectl scale mid-rollout raises the partition, so new pods start on the current revision', async () => {
+    const name = 'grow';
+    const ann = FAST(name, { [KEYS.successThreshold]: '3', [KEYS.initialDelaySeconds]: '2' });
+    await setGate(name, '1');
+    const old = await created(name, ann);
+    const rev = await newRevision(name, 'registry.example/app:2', ann);
+    // Let exactly one step happen, then hold the rollout with a failing gate.
+    await eventually(async () => expect(await partition(name)).toBe(2), 60_000, 100);
+    await setGate(name, 'absent');
+    await eventually(async () => expect(await status(name)).toMatchObject({ gate: 'failing', partition: 2 }), 60_000, 300);
+    await kubectlOk(['scale', 'statefulset', name, '-n', ns, '--replicas', '5']);
+    await eventually(async () => expect(await partition(name)).toBe(5), 20_000, 200);
+    await eventually(async () => expect((await sts(name)).status.readyReplicas ?? 0).toBe(5), 60_000, 300);
+    const revs = await podRevisions(ns, name);
+    // grow-3 may have been created in the instant before the raise; grow-4 comes after it.
+    expect(revs[`${name}-4`]).toBe(old);
+    expect([revs[`${name}-0`], revs[`${name}-1`], revs[`${name}-2`]]).toEqual([old, old, rev]);
+    expect((await events(name)).map((e) => e.reason)).toContain('PartitionRaised');
+    expect(await partition(name)).toBe(5);
+  });
+});
+
 describe('--namespace scope', () => {
   it('a controller scoped to one namespace leaves StatefulSets elsewhere alone', async () => {
     const e = env();

@@ -8,7 +8,7 @@
 //   healthy watch: the backoff resets only on a successful list or a delivered event.
 import { makeInformer, type KubeConfig, type KubernetesObject, type ListPromise } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/logger.js';
-import type { Timers } from '../runtime/queue.js';
+import { realTimers, type Timers } from '../runtime/queue.js';
 import { apiErrorMessage } from './errors.js';
 
 /** WatchEvent is what the callback receives. */
@@ -34,11 +34,6 @@ export interface InformerOptions {
   maxBackoffMs?: number;
   timers?: Timers;
 }
-
-const realTimers: Timers = {
-  set: (fn, ms) => setTimeout(fn, ms).unref(),
-  clear: (t) => clearTimeout(t as NodeJS.Timeout),
-};
 
 /** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
 export function backoffMs(failures: number, baseMs: number, maxMs: number): number {

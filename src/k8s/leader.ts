@@ -11,7 +11,7 @@
 // - every Lease call has a deadline, so a hung call cannot keep a stale leader "leading".
 import { PatchStrategy, setHeaderOptions, type CoordinationV1Api, type V1Lease } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/logger.js';
-import type { Timers } from '../runtime/queue.js';
+import { realTimers, type Timers } from '../runtime/queue.js';
 import { FenceClosed, withDeadline } from './deadline.js';
 import { apiErrorCode, apiErrorMessage } from './errors.js';
 
@@ -64,11 +64,6 @@ export interface LeaderOptions {
   now?: () => number;
   timers?: Timers;
 }
-
-const realTimers: Timers = {
-  set: (fn, ms) => setTimeout(fn, ms).unref(),
-  clear: (t) => clearTimeout(t as NodeJS.Timeout),
-};
 
 /**
  * LeaderElector keeps trying to hold the Lease. `onStarted` runs when leadership is gained;

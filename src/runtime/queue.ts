@@ -26,7 +26,8 @@ export interface Timers {
   clear: (t: unknown) => void;
 }
 
-const realTimers: Timers = {
+/** realTimers are Node's timers, unref'd so they never hold the process open. */
+export const realTimers: Timers = {
   set: (fn, ms) => {
     const t = setTimeout(fn, ms);
     t.unref?.();

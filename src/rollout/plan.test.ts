@@ -416,6 +416,14 @@ describe('plan: safety review regressions', () => {
     const raised = sts({ partition: 5, replicas: 5 });
     const next = runChecks(input(raised, pods(['old', 'old', 'new', 'new', 'old']), T0 + 2000, r.memory), ['pass', 'pass']);
     expect(partitionMoves(next.r)).toEqual([4]);
+    // It does not wait for the StatefulSet controller to observe the new generation: that controller
+    // creates the new pods right away.
+    const lagging = plan(input(sts({ partition: 2, replicas: 5, generation: 3, observedGeneration: 2 }), p, T0 + 1000, seen.memory));
+    expect(partitionMoves(lagging)).toEqual([5]);
+    expect(lagging.memory?.replicas).toBe(5);
+    // ...but paused still holds everything.
+    const pausedAnn = { ...FAST, [KEYS.paused]: 'true' };
+    expect(partitionMoves(plan(input(sts({ ann: pausedAnn, partition: 2, replicas: 5, generation: 3, observedGeneration: 2 }), p, T0 + 1000, seen.memory)))).toEqual([]);
   });
 
   it('a revert restored by this process re-pins without a gate; after a restart it verifies first', () => {

@@ -75,8 +75,13 @@ export function plan(input: PlanInput): PlanResult {
   if (parsed.optIn === 'absent' || parsed.optIn === 'off') {
     return { phase: null, actions: prev ? [{ type: 'removeStatus' }] : [] };
   }
-  // The API server has not caught up with the spec yet: its status would mislead us.
+  // The API server has not caught up with the spec yet: its status would mislead us. Only a growth of
+  // replicas cannot wait for it: the StatefulSet controller creates the new pods right away.
   if (sts.observedGeneration < sts.generation || !sts.updateRevision) {
+    const m = input.memory;
+    const cfg = parsed.ok ? parsed.config : undefined;
+    const raise = cfg && !cfg.paused && !cfg.standardRollingUpdate && m && !m.reverting ? growthRaise(sts, m) : undefined;
+    if (raise && m) return { phase: prev?.phase ?? null, actions: raise, memory: { ...m, replicas: sts.replicas, streak: 0 }, requeueAfterMs: 1000 };
     return { phase: prev?.phase ?? null, actions: [], memory: input.memory, requeueAfterMs: 1000 };
   }
 
@@ -151,6 +156,19 @@ export function plan(input: PlanInput): PlanResult {
   return forward(c, cfg, check, byIndex);
 }
 
+/**
+ * growthRaise: replicas grew mid-rollout (kubectl scale, an autoscaler: the scale subresource never
+ * reaches the webhook). New pods at or above the partition would start on the unverified revision, so
+ * hold them back by raising the partition to the new count; the rollout then reaches them one at a time.
+ */
+function growthRaise(sts: PlanInput['sts'], m: Memory): Action[] | undefined {
+  if (m.replicas === undefined || sts.replicas <= m.replicas || sts.partition >= sts.replicas) return undefined;
+  return [
+    { type: 'setPartition', from: sts.partition, to: sts.replicas },
+    { type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${m.replicas} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` },
+  ];
+}
+
 /** stepMemory returns the memory for this step: kept when it is the same step, fresh otherwise. */
 function stepMemory(c: Ctx, step: string): Memory {
   const { sts, nowMs, memory: m } = c.input;
@@ -169,12 +187,9 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
   // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
   let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);
 
-  // Replicas grew mid-rollout (kubectl scale, an autoscaler: the scale subresource never reaches the
-  // webhook). New pods at or above the partition would start on the unverified revision, so hold them
-  // back: raise the partition to the new count; the rollout then reaches them one at a time.
-  if (m.replicas !== undefined && sts.replicas > m.replicas && p < sts.replicas) {
-    c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
-    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${m.replicas} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` });
+  const raise = growthRaise(sts, m);
+  if (raise) {
+    c.actions.push(...raise);
     const raised: Memory = { step: `${c.revision}@${sts.replicas}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: m.failures, replicas: sts.replicas };
     return finish(c, 'WaitingForPods', `replicas grew to ${sts.replicas} mid-rollout; partition raised to ${sts.replicas}`, { memory: raised, requeueAfterMs: 1000 }, sts.replicas);
   }

@@ -29,9 +29,16 @@ const FAST = (name: string, extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-function manifest(name: string, image: string, annotations: Record<string, string>, o: { replicas?: number; cpu?: string } = {}) {
+interface ManifestOptions {
+  replicas?: number;
+  cpu?: string;
+  minReadySeconds?: number;
+}
+
+function manifest(name: string, image: string, annotations: Record<string, string>, o: ManifestOptions = {}) {
   const m = statefulSet(name, { image, annotations, replicas: o.replicas ?? 3 });
   if (o.cpu) m.spec.template.spec.containers[0]!.resources = { requests: { cpu: o.cpu } };
+  if (o.minReadySeconds) Object.assign(m.spec, { minReadySeconds: o.minReadySeconds });
   return { ...m, metadata: { ...m.metadata, namespace: ns } };
 }
 
@@ -49,14 +56,14 @@ async function events(name: string): Promise<{ reason: string; message: string; 
 }
 
 /** created makes a StatefulSet on revision 1 with all pods Ready. */
-async function created(name: string, annotations: Record<string, string>, replicas = 3): Promise<string> {
-  await apply(manifest(name, 'registry.example/app:1', annotations, { replicas }));
+async function created(name: string, annotations: Record<string, string>, replicas = 3, o: ManifestOptions = {}): Promise<string> {
+  await apply(manifest(name, 'registry.example/app:1', annotations, { ...o, replicas }));
   await eventually(async () => expect((await sts(name)).status.readyReplicas ?? 0).toBe(replicas), 60_000, 250);
   return (await sts(name)).status.updateRevision as string;
 }
 
 /** newRevision applies a new image and waits for the StatefulSet controller to name the revision. */
-async function newRevision(name: string, image: string, annotations: Record<string, string>, o: { cpu?: string; replicas?: number } = {}): Promise<string> {
+async function newRevision(name: string, image: string, annotations: Record<string, string>, o: ManifestOptions = {}): Promise<string> {
   const before = (await sts(name)).status.updateRevision;
   await apply(manifest(name, image, annotations, o));
   return eventually(async () => {
@@ -340,8 +347,11 @@ describe('safety review (issue 11) on the real cluster', () => {
     const name = 'grow';
     const ann = FAST(name, { [KEYS.successThreshold]: '3', [KEYS.initialDelaySeconds]: '2' });
     await setGate(name, '1');
-    const old = await created(name, ann);
-    const rev = await newRevision(name, 'registry.example/app:2', ann);
+    // minReadySeconds makes the StatefulSet controller wait 3 s between creating two pods, so the
+    // order of events is fixed: the controller raises the partition before grow-4 is created.
+    const slow = { minReadySeconds: 3 };
+    const old = await created(name, ann, 3, slow);
+    const rev = await newRevision(name, 'registry.example/app:2', ann, slow);
     // Let exactly one step happen, then hold the rollout with a failing gate.
     await eventually(async () => expect(await partition(name)).toBe(2), 60_000, 100);
     await setGate(name, 'absent');

@@ -163,6 +163,27 @@ describe('decide: one case per row of SPEC §3', () => {
     });
   });
 
+  it('row 9: a PUT whose partition is 0 (the default of an omitted field) is patched back, with a warning', () => {
+    const put = { options: { kind: 'UpdateOptions' } };
+    const r = req('UPDATE', sts({ partition: 0 }), sts({ partition: 3 }), put);
+    const d = decide(r, opts);
+    expect(d).toEqual({ type: 'patch', row: 9, patch: [{ op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: 3 }], warnings: ['phased-rollout: partition is managed by phased-rollout; kept at 3'] });
+    expect(strategyAfter(r, d)).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    // A PUT with a non-zero value is an edit: denied.
+    expect(decide(req('UPDATE', sts({ partition: 1 }), sts({ partition: 3 }), put), opts)).toMatchObject({ type: 'deny', row: 9, code: 403 });
+    // Anything but UpdateOptions is refused. (The real API server reports PATCH and server-side apply
+    // with UpdateOptions as well, so in a cluster those get the PUT answer: see the README.)
+    expect(decide(req('UPDATE', sts({ partition: 0 }), sts({ partition: 3 }), { options: { kind: 'PatchOptions' } }), opts)).toMatchObject({ type: 'deny', row: 9, code: 403 });
+    // A PUT that also scales: the rows for scaling still apply to the kept partition.
+    const idleScale = decide(req('UPDATE', sts({ partition: 0, replicas: 5 }), sts({ partition: 3 }), put), opts);
+    expect(idleScale).toMatchObject({ type: 'patch', row: 10, warnings: ['phased-rollout: partition is managed by phased-rollout; kept at 5'] });
+    const midScale = decide(req('UPDATE', sts({ partition: 0, replicas: 5 }), sts({ partition: 1 }), put), opts);
+    expect(midScale).toMatchObject({ type: 'patch', row: 10 });
+    expect(midScale.type === 'patch' && midScale.patch).toEqual([{ op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: 5 }]);
+    // A PUT with an unchanged manifest and the partition pinned where it was: nothing to do.
+    expect(decide(req('UPDATE', sts({ partition: 3 }), sts({ partition: 3 }), put), opts)).toMatchObject({ type: 'allow', row: 11 });
+  });
+
   it('row 10: scaling an idle StatefulSet through its spec re-pins to the new replicas', () => {
     const up = req('UPDATE', sts({ replicas: 5, partition: 3 }), sts({ replicas: 3, partition: 3 }));
     expect(decide(up, opts)).toMatchObject({ type: 'patch', row: 10, warnings: [] });

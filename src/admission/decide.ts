@@ -121,16 +121,25 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   const bypassEnded = oldParsed.ok && oldParsed.config?.standardRollingUpdate === true;
   if (templateChanged || newlyEnabled || bypassEnded) return pin(8, obj, replicas, [msg.pinnedNewRevision(replicas)]);
 
-  // Row 9: the partition belongs to phased-rollout.
+  // Row 9: the partition belongs to phased-rollout. A PUT (kubectl replace, helm upgrade --force, Argo
+  // CD Replace=true) of a manifest without a partition arrives with 0, the API's default for the
+  // omitted field: that is no edit, so the partition is put back (and rows 10 still apply to it). Any
+  // other move is refused. Note: the API server converts a PATCH's options to UpdateOptions before
+  // admission (patchToUpdateOptions), so a PATCH to 0 gets the same answer; either way the partition
+  // does not move.
   const oldPartition = partitionOf(old);
-  if (partitionOf(obj) !== oldPartition) return deny(9, 403, msg.partitionManaged(name, oldPartition));
+  const newPartition = partitionOf(obj);
+  const omitted = newPartition !== oldPartition && req.options?.kind === 'UpdateOptions' && newPartition === 0;
+  if (newPartition !== oldPartition && !omitted) return deny(9, 403, msg.partitionManaged(name, oldPartition));
+  const kept = (partition: number) => (omitted ? [msg.partitionKept(partition)] : []);
 
   // Row 10: an idle StatefulSet scaled through its spec stays pinned at the new size.
   const oldReplicas = replicasOf(old);
-  if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, replicas, []);
+  if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, replicas, kept(replicas));
   // Row 10 (extended, issue 11): growing mid-rollout would start the new pods (all at or above the
   // partition) on the unverified revision; pinning to the new size starts them on the current one.
-  if (replicas > oldReplicas) return pin(10, obj, replicas, [msg.scaledMidRollout(replicas)]);
+  if (replicas > oldReplicas) return pin(10, obj, replicas, [...kept(replicas), msg.scaledMidRollout(replicas)]);
+  if (omitted) return pin(9, obj, oldPartition, kept(oldPartition));
 
   // Row 11.
   return allow(11);

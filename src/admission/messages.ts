@@ -43,6 +43,9 @@ export const onDeleteRefused = (obj: string): string =>
 export const partitionManaged = (obj: string, current: number): string =>
   `phased-rollout: partition of StatefulSet ${obj} is managed by phased-rollout (currently ${current}); remove it from your manifest, or use ${KEYS.paused} or ${KEYS.standardRollingUpdate}`;
 
+/** partitionKept is the warning of SPEC §3 row 9 when a PUT omitted the partition (defaulted to 0). */
+export const partitionKept = (partition: number): string => warning(`phased-rollout: partition is managed by phased-rollout; kept at ${partition}`);
+
 /** scaledMidRollout is the warning when replicas grow while a rollout holds part of the pods back. */
 export const scaledMidRollout = (partition: number): string =>
   warning(`phased-rollout: scaled mid-rollout; partition raised to ${partition} so new pods start on the current revision`);

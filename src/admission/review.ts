@@ -20,6 +20,8 @@ export interface AdmissionRequest {
   object?: unknown;
   oldObject?: unknown;
   dryRun?: boolean;
+  /** The operation's options: `UpdateOptions` for a PUT, `PatchOptions` for a PATCH (apply included). */
+  options?: { kind?: string };
 }
 
 /** AdmissionReview is the envelope the API server POSTs. */

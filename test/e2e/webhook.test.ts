@@ -73,7 +73,7 @@ describe('scenarios 1-2: apply pins, a new image does not roll by itself', () =>
 
 describe('scenarios 3-4: denials reach kubectl', () => {
   it('3: kubectl patch of the partition is denied with the managed-partition message', async () => {
-    const r = await kubectl(['patch', 'statefulset', 'web', '-n', ns, '--type=merge', '-p', '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":0}}}}']);
+    const r = await kubectl(['patch', 'statefulset', 'web', '-n', ns, '--type=merge', '-p', '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}}}}']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`${DENIED} partition of StatefulSet ${ns}/web is managed by phased-rollout (currently 3); remove it from your manifest`);
     expect(await strategy('web')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });

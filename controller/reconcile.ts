@@ -218,6 +218,7 @@ export class Reconciler {
     if (r.phase === null) return this.forgetMetrics(namespace, name);
     const partition = r.actions.reduce((p, a) => (a.type === 'setPartition' ? a.to : p), sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0);
     this.d.metrics.partition.set(labels, partition);
+    this.d.metrics.replicas.set(labels, sts.spec?.replicas ?? 1);
     for (const phase of PHASES) this.d.metrics.phase.set({ ...labels, phase }, phase === r.phase ? 1 : 0);
   }
 
@@ -230,6 +231,7 @@ export class Reconciler {
   private forgetMetrics(namespace: string, name: string): void {
     const labels = { namespace, statefulset: name };
     this.d.metrics.partition.remove(labels);
+    this.d.metrics.replicas.remove(labels);
     for (const phase of PHASES) this.d.metrics.phase.remove({ ...labels, phase });
   }
 }

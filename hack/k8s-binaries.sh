@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Obtains the binaries the end-to-end harness runs: kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl.
+# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl, and helm.
 #
 # Order of preference for each binary:
 #   1. $PHASED_ROLLOUT_E2E_ASSETS/<name>  (a directory you fill yourself)
@@ -17,6 +17,7 @@ cache=${PHASED_ROLLOUT_CACHE:-$HOME/.cache/phased-rollout}
 k8s_dir=$cache/bin/kubernetes-$KUBERNETES_VERSION
 etcd_dir=$cache/bin/etcd-$ETCD_VERSION
 kwok_dir=$cache/bin/kwok-$KWOK_VERSION
+helm_dir=$cache/bin/helm-$HELM_VERSION
 out=$cache/bin/assets-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 log() { echo "[k8s-binaries] $*" >&2; }
@@ -86,13 +87,24 @@ build_kwok() {
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
+build_helm() {
+  if [ -x "$helm_dir/helm" ] && [ "$("$helm_dir/helm" version --short 2>/dev/null)" = "$HELM_VERSION" ]; then log "helm $HELM_VERSION cached"; return; fi
+  log "building helm $HELM_VERSION"
+  mkdir -p "$helm_dir"
+  # Without these, a go-installed helm reports "v3.22" and templates for Kubernetes v1.20.
+  local minor; minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  GOBIN=$helm_dir go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
 need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }
 need kube-apiserver kube-controller-manager kube-scheduler kubectl && build_kubernetes
 need etcd && build_etcd
 need kwok kwokctl && build_kwok
+need helm && build_helm
 
 mkdir -p "$out"
 link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -x "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
 for n in kube-apiserver kube-controller-manager kube-scheduler kubectl; do link "$n" "$k8s_dir"; done
-link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"
+link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"
 echo "$out"

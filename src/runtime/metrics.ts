@@ -52,6 +52,7 @@ export interface ControllerMetrics {
   partition: Gauge<'namespace' | 'statefulset'>;
   phase: Gauge<'namespace' | 'statefulset' | 'phase'>;
   checks: Counter<'namespace' | 'statefulset' | 'result'>;
+  replicas: Gauge<'namespace' | 'statefulset'>;
   checkDuration: Histogram<'namespace' | 'statefulset'>;
   steps: Counter<'namespace' | 'statefulset'>;
   reconcileDuration: Histogram;
@@ -63,6 +64,7 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
   const per = ['namespace', 'statefulset'] as const;
   return {
     partition: new Gauge({ name: 'phased_rollout_partition', help: 'Current partition of each opted-in StatefulSet.', labelNames: per, registers: [registry] }),
+    replicas: new Gauge({ name: 'phased_rollout_replicas', help: 'spec.replicas of each opted-in StatefulSet (to compare with the partition).', labelNames: per, registers: [registry] }),
     phase: new Gauge({ name: 'phased_rollout_phase', help: 'Rollout phase, one-hot: 1 for the current phase.', labelNames: [...per, 'phase'], registers: [registry] }),
     checks: new Counter({ name: 'phased_rollout_checks_total', help: 'Gate checks by result (pass, fail, error).', labelNames: [...per, 'result'], registers: [registry] }),
     checkDuration: new Histogram({

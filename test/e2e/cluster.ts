@@ -10,6 +10,10 @@ import { ROOT } from '../support/process.js';
 export interface E2E {
   KUBECONFIG: string;
   KUBECTL: string;
+  HELM: string;
+  PROMTOOL: string;
+  /** base64 PEM of the CA that signed the harness webhook's serving certificate */
+  WEBHOOK_CA_BUNDLE: string;
   PROMETHEUS_URL: string;
   GATE_URL: string;
   WEBHOOK_URL: string;
@@ -55,6 +59,12 @@ export function kubectl(args: string[], stdin?: unknown, kubeconfig?: string): P
   const input = stdin === undefined ? undefined : typeof stdin === 'string' ? stdin : JSON.stringify(stdin);
   // bin/ on PATH: kubectl finds the project's plugin (`kubectl phased-rollout`) the way a user's does.
   return run(e.KUBECTL, args, { stdin: input, env: { KUBECONFIG: kubeconfig ?? e.KUBECONFIG, PATH: `${resolve(ROOT, 'bin')}:${process.env.PATH ?? ''}` } });
+}
+
+/** helm runs the harness's helm against the e2e cluster. */
+export function helm(args: string[], stdin?: string): Promise<Run> {
+  const e = env();
+  return run(e.HELM, args, { stdin, env: { KUBECONFIG: e.KUBECONFIG, HELM_CACHE_HOME: resolve(e.E2E_DIR, 'helm', 'cache'), HELM_CONFIG_HOME: resolve(e.E2E_DIR, 'helm', 'config'), HELM_DATA_HOME: resolve(e.E2E_DIR, 'helm', 'data') }, timeoutMs: 120_000 });
 }
 
 /** kubectlOk runs kubectl and throws with its stderr when it fails. */

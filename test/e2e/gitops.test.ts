@@ -1,11 +1,14 @@
 // Every way a delivery tool writes a StatefulSet, through the real client against the real API server
-// and the webhook: kubectl replace (what helm --force and Argo CD Replace=true do), server-side apply
-// with and without a partition, kubectl patch. SPEC §3 row 9. The controller is stopped: these are
+// and the webhook: kubectl replace (what Argo CD Replace=true does), server-side apply with and without
+// a partition, kubectl patch, and a user's Helm chart through helm upgrade, --force and rollback.
+// SPEC §3 row 9. The controller is stopped: these are
 // about admission alone.
 import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { statefulSet } from '../support/statefulset.js';
-import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, waitHttp } from './cluster.js';
+import { resolve } from 'node:path';
+import { ROOT } from '../support/process.js';
+import { createNamespace, deleteNamespace, env, getJson, harnessProcess, helm, kubectl, kubectlOk, waitHttp } from './cluster.js';
 
 jest.setTimeout(120_000);
 
@@ -89,5 +92,41 @@ describe('GitOps-safe partition ownership (SPEC §3 row 9)', () => {
     const zero = await kubectl(['patch', 'statefulset', 'ssa', '-n', ns, '--type=json', '-p', '[{"op":"replace","path":"/spec/updateStrategy/rollingUpdate/partition","value":0}]']);
     expect(zero.stderr).toContain('partition is managed by phased-rollout; kept at 3');
     expect(await partition('ssa')).toBe(3);
+  });
+});
+
+describe('a user\'s Helm chart with an opted-in StatefulSet', () => {
+  const chart = resolve(ROOT, 'test', 'e2e', 'fixtures', 'app-chart');
+  const helmOk = async (args: string[]) => {
+    const r = await helm([...args, '-n', ns]);
+    if (r.code !== 0) throw new Error(`helm ${args.join(' ')} failed: ${r.stderr}`);
+    return r;
+  };
+  const revision = async () => (await get('app')).status.updateRevision as string;
+
+  it('helm install pins; helm upgrade, upgrade --force and rollback all keep it pinned', async () => {
+    await helmOk(['install', 'app', chart]);
+    await eventually(async () => expect((await get('app')).status.readyReplicas ?? 0).toBe(3), 60_000, 250);
+    expect(await partition('app')).toBe(3);
+    const first = await revision();
+    // Unchanged values: a no-op patch.
+    await helmOk(['upgrade', 'app', chart]);
+    expect(await partition('app')).toBe(3);
+    // A new image: a new revision, pinned (row 8).
+    await helmOk(['upgrade', 'app', chart, '--set', 'tag=2']);
+    await eventually(async () => expect(await revision()).not.toBe(first), 20_000, 200);
+    const second = await revision();
+    expect(await partition('app')).toBe(3);
+    // --force replaces (PUT) the object without a partition: kept (row 9), not denied.
+    await helmOk(['upgrade', 'app', chart, '--set', 'tag=2', '--force']);
+    expect(await partition('app')).toBe(3);
+    expect(await revision()).toBe(second);
+    // rollback to release 1: the first template again, pinned; the controller (stopped here) would
+    // restore the pods without a gate.
+    await helmOk(['rollback', 'app', '1']);
+    await eventually(async () => expect(await revision()).toBe(first), 20_000, 200);
+    expect(await partition('app')).toBe(3);
+    const history = await helmOk(['history', 'app', '-o', 'json']);
+    expect((JSON.parse(history.stdout) as { status: string }[]).map((h) => h.status)).toEqual(['superseded', 'superseded', 'superseded', 'superseded', 'deployed']);
   });
 });

@@ -1,13 +1,15 @@
 import { KEYS } from '../src/annotations.js';
-import { annotationPatch, parseCommand, statusTable } from './commands.js';
+import { age, annotationPatch, parseCommand, statusJson, statusTable, type StsRow } from './commands.js';
 
 describe('parseCommand', () => {
   it.each([
     [[], { verb: 'help' }],
     [['--help'], { verb: 'help' }],
-    [['status'], { verb: 'status', all: false }],
-    [['status', 'db', '-n', 'prod'], { verb: 'status', all: false, name: 'db', namespace: 'prod' }],
-    [['status', '-A'], { verb: 'status', all: true }],
+    [['status'], { verb: 'status', all: false, output: 'table', watch: false }],
+    [['status', 'db', '-n', 'prod'], { verb: 'status', all: false, output: 'table', watch: false, name: 'db', namespace: 'prod' }],
+    [['status', '-A'], { verb: 'status', all: true, output: 'table', watch: false }],
+    [['status', '-A', '-w', '-o', 'json'], { verb: 'status', all: true, output: 'json', watch: true }],
+    [['status', '--output=json', '--watch'], { verb: 'status', all: false, output: 'json', watch: true }],
     [['pause', 'db', '--namespace=prod'], { verb: 'pause', name: 'db', namespace: 'prod' }],
     [['retry', 'db', '--kubeconfig', '/k'], { verb: 'retry', name: 'db', kubeconfig: '/k' }],
   ])('%j', (argv, want) => expect(parseCommand(argv as string[])).toEqual(want));
@@ -18,6 +20,8 @@ describe('parseCommand', () => {
     [['status', '-x'], 'unknown flag -x'],
     [['status', '-n'], '-n needs a value'],
     [['pause', 'a', 'b'], 'unexpected argument b'],
+    [['status', '-o', 'yaml'], 'output format "yaml" is not table or json'],
+    [['pause', 'db', '-w'], '-w and -o go with status only'],
   ])('%j is refused', (argv, msg) => expect(() => parseCommand(argv as string[])).toThrow(msg));
 });
 
@@ -30,21 +34,40 @@ describe('annotationPatch', () => {
 });
 
 describe('statusTable', () => {
-  it('lists opted-in StatefulSets with phase, partition, progress and message', () => {
-    const status = JSON.stringify({ phase: 'Checking', revision: 'r', partition: 2, replicas: 3, updated: 1, message: 'gate 1/3 at partition 2', since: '', gate: 'passing' });
-    const out = statusTable(
-      [
-        { namespace: 'a', name: 'db', annotations: { [KEYS.enabled]: 'true', [KEYS.status]: status }, partition: 2, replicas: 3 },
-        { namespace: 'a', name: 'plain', annotations: {}, partition: 0, replicas: 1 },
-        { namespace: 'b', name: 'new', annotations: { [KEYS.enabled]: 'true' }, partition: 3, replicas: 3 },
-      ],
-      true,
-    );
-    const lines = out.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAMESPACE\s+NAME\s+PHASE\s+PARTITION\s+UPDATED\s+GATE\s+MESSAGE$/);
-    expect(lines[1]).toMatch(/^a\s+db\s+Checking\s+2\s+1\/3\s+passing\s+gate 1\/3 at partition 2$/);
-    expect(lines[2]).toMatch(/^b\s+new\s+Pending\s+3\s+\?\/3\s+-\s+no status yet/);
+  const NOW = Date.parse('2026-01-01T01:00:00Z');
+  const rows = (): StsRow[] => {
+    const status = JSON.stringify({ phase: 'Checking', revision: 'r', partition: 2, replicas: 3, updated: 1, message: 'gate 1/3 at partition 2', since: '2026-01-01T00:57:48Z', gate: 'passing', streak: 1 });
+    return [
+      { namespace: 'a', name: 'db', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.successThreshold]: '3', [KEYS.status]: status }, partition: 2, replicas: 3 },
+      { namespace: 'a', name: 'plain', annotations: {}, partition: 0, replicas: 1 },
+      { namespace: 'b', name: 'new', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up' }, partition: 3, replicas: 3 },
+    ];
+  };
+
+  it('lists opted-in StatefulSets: phase, partition/replicas, updated, gate streak and result, age in phase, message', () => {
+    const lines = statusTable(rows(), true, NOW).trim().split('\n');
+    expect(lines[0]).toMatch(/^NAMESPACE\s+NAME\s+PHASE\s+PARTITION\s+UPDATED\s+GATE\s+AGE\s+MESSAGE$/);
+    expect(lines[1]).toMatch(/^a\s+db\s+Checking\s+2\/3\s+1\/3\s+1\/3 passing\s+2m12s\s+gate 1\/3 at partition 2$/);
+    expect(lines[2]).toMatch(/^b\s+new\s+Pending\s+3\/3\s+\?\/3\s+-\s+-\s+no status yet/);
     expect(lines).toHaveLength(3);
-    expect(statusTable([], false)).toBe('No opted-in StatefulSets found.\n');
+    expect(statusTable([], false, NOW)).toBe('No opted-in StatefulSets found.\n');
+    expect(statusTable(rows(), false, NOW).split('\n')[0]).toMatch(/^NAME\s+PHASE/);
   });
+
+  it('JSON output carries the same facts for scripts', () => {
+    const out = JSON.parse(statusJson(rows())) as Record<string, unknown>[];
+    expect(out).toEqual([
+      { namespace: 'a', name: 'db', phase: 'Checking', revision: 'r', partition: 2, replicas: 3, updated: 1, streak: 1, successThreshold: 3, gate: 'passing', since: '2026-01-01T00:57:48Z', message: 'gate 1/3 at partition 2' },
+      { namespace: 'b', name: 'new', phase: 'Pending', partition: 3, replicas: 3, successThreshold: 3, message: 'no status yet: is the controller running?' },
+    ]);
+  });
+
+  it.each([
+    ['2026-01-01T00:59:15Z', '45s'],
+    ['2026-01-01T00:57:00Z', '3m'],
+    ['2025-12-31T19:57:00Z', '5h3m'],
+    ['2025-12-29T21:00:00Z', '2d4h'],
+    ['', '-'],
+    ['garbage', '-'],
+  ])('age(%j) = %s', (since, want) => expect(age(since, NOW)).toBe(want));
 });

@@ -7,6 +7,8 @@ export const USAGE = `Usage: kubectl phased-rollout COMMAND [NAME] [-n NAMESPACE
 
 Commands:
   status [NAME]   phase, partition and progress of opted-in StatefulSets (all in the namespace if no NAME)
+                  -w/--watch: print the table again whenever it changes (Ctrl-C to stop)
+                  -o json: one JSON object per StatefulSet, in an array (with -w: one array per change)
   pause NAME      hold the partition where it is (sets ${KEYS.paused}: "true")
   resume NAME     continue a paused rollout (removes ${KEYS.paused})
   retry NAME      restart a Failed rollout's gate from zero (clears ${KEYS.status})
@@ -14,13 +16,15 @@ Commands:
 Flags:
   -n, --namespace NS   namespace (default: the kubeconfig context's, else "default")
   -A, --all-namespaces status across all namespaces
+  -o, --output FORMAT  table (default) or json
+  -w, --watch          keep watching (status only)
       --kubeconfig F   kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
 `;
 
 /** Command is a parsed plugin invocation. */
 export type Command =
   | { verb: 'help' }
-  | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string }
+  | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string; output: 'table' | 'json'; watch: boolean }
   | { verb: 'pause' | 'resume' | 'retry'; name: string; namespace?: string; kubeconfig?: string };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
@@ -29,6 +33,8 @@ export function parseCommand(argv: readonly string[]): Command {
   let namespace: string | undefined;
   let kubeconfig: string | undefined;
   let all = false;
+  let output: 'table' | 'json' = 'table';
+  let watch = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const value = () => {
@@ -40,6 +46,12 @@ export function parseCommand(argv: readonly string[]): Command {
     else if (a === '-n' || a.startsWith('--namespace')) namespace = value();
     else if (a.startsWith('--kubeconfig')) kubeconfig = value();
     else if (a === '-A' || a === '--all-namespaces') all = true;
+    else if (a === '-w' || a === '--watch') watch = true;
+    else if (a === '-o' || a.startsWith('--output') || a.startsWith('-o=')) {
+      const v = value();
+      if (v !== 'table' && v !== 'json') throw new Error(`output format ${JSON.stringify(v)} is not table or json`);
+      output = v;
+    }
     else if (a.startsWith('-')) throw new Error(`unknown flag ${a}`);
     else rest.push(a);
   }
@@ -47,7 +59,8 @@ export function parseCommand(argv: readonly string[]): Command {
   if (extra !== undefined) throw new Error(`unexpected argument ${extra}`);
   const opts = { ...(namespace ? { namespace } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   if (verb === undefined) return { verb: 'help' };
-  if (verb === 'status') return { verb, all, ...(name ? { name } : {}), ...opts };
+  if (verb === 'status') return { verb, all, output, watch, ...(name ? { name } : {}), ...opts };
+  if (watch || output !== 'table') throw new Error(`-w and -o go with status only`);
   if (verb === 'pause' || verb === 'resume' || verb === 'retry') {
     if (!name) throw new Error(`${verb} needs a StatefulSet name`);
     return { verb, name, ...opts };
@@ -70,18 +83,68 @@ export interface StsRow {
   replicas: number;
 }
 
-/** statusTable renders opted-in StatefulSets like `kubectl get` does. */
-export function statusTable(rows: StsRow[], withNamespace: boolean): string {
+/** RolloutReport is one StatefulSet's rollout as the plugin shows it (also its JSON output). */
+export interface RolloutReport {
+  namespace: string;
+  name: string;
+  phase: string;
+  revision?: string;
+  partition: number;
+  replicas: number;
+  updated?: number;
+  /** Passing checks of the current step, and how many the step needs. */
+  streak?: number;
+  successThreshold?: number;
+  /** The latest check's result: passing, failing or error. */
+  gate?: string;
+  since?: string;
+  message: string;
+}
+
+/** reportOf reads one opted-in StatefulSet's report; undefined when it is not opted in. */
+export function reportOf(r: StsRow): RolloutReport | undefined {
+  const parsed = parseAnnotations(r.annotations);
+  if (parsed.optIn === 'absent') return undefined;
+  const s = readStatus(r.annotations);
+  const out: RolloutReport = { namespace: r.namespace, name: r.name, phase: s?.phase ?? 'Pending', partition: r.partition, replicas: r.replicas, message: s?.message ?? 'no status yet: is the controller running?' };
+  if (s) Object.assign(out, { revision: s.revision, updated: s.updated, since: s.since }, s.gate ? { gate: s.gate } : {}, s.streak !== undefined ? { streak: s.streak } : {});
+  if (parsed.ok && parsed.config) out.successThreshold = parsed.config.successThreshold;
+  return out;
+}
+
+/** age renders a duration like kubectl does: 45s, 3m12s, 5h3m, 2d4h. */
+export function age(sinceIso: string | undefined, nowMs: number): string {
+  const t = sinceIso ? Date.parse(sinceIso) : NaN;
+  if (Number.isNaN(t)) return '-';
+  const s = Math.max(0, Math.floor((nowMs - t) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60) ? `${Math.floor((s % 3600) / 60)}m` : ''}`;
+  return `${Math.floor(s / 86_400)}d${Math.floor((s % 86_400) / 3600) ? `${Math.floor((s % 86_400) / 3600)}h` : ''}`;
+}
+
+/** gateCell shows the streak against its threshold and the last result: `2/3 passing`. */
+function gateCell(r: RolloutReport): string {
+  const streak = r.streak !== undefined && r.successThreshold !== undefined ? `${r.streak}/${r.successThreshold}` : '';
+  return [streak, r.gate ?? ''].filter(Boolean).join(' ') || '-';
+}
+
+/** statusTable renders opted-in StatefulSets like `kubectl get` does; AGE is the time in the phase. */
+export function statusTable(rows: StsRow[], withNamespace: boolean, nowMs: number): string {
   const lines = rows
-    .filter((r) => parseAnnotations(r.annotations).optIn !== 'absent')
+    .flatMap((r) => reportOf(r) ?? [])
     .map((r) => {
-      const s = readStatus(r.annotations);
-      const cells = [r.name, s?.phase ?? 'Pending', `${r.partition}`, s ? `${s.updated}/${r.replicas}` : `?/${r.replicas}`, s?.gate ?? '-', s?.message ?? 'no status yet: is the controller running?'];
+      const cells = [r.name, r.phase, `${r.partition}/${r.replicas}`, r.updated !== undefined ? `${r.updated}/${r.replicas}` : `?/${r.replicas}`, gateCell(r), age(r.since, nowMs), r.message];
       return withNamespace ? [r.namespace, ...cells] : cells;
     });
-  const header = [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', 'PHASE', 'PARTITION', 'UPDATED', 'GATE', 'MESSAGE'];
+  const header = [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', 'PHASE', 'PARTITION', 'UPDATED', 'GATE', 'AGE', 'MESSAGE'];
   if (lines.length === 0) return 'No opted-in StatefulSets found.\n';
   const table = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...table.map((l) => (l[i] ?? '').length)));
   return table.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd((widths[i] ?? 0) + 3))).join('')).join('\n') + '\n';
+}
+
+/** statusJson renders the reports for scripts. */
+export function statusJson(rows: StsRow[]): string {
+  return JSON.stringify(rows.flatMap((r) => reportOf(r) ?? []), null, 2) + '\n';
 }

@@ -1,8 +1,57 @@
 #!/usr/bin/env node
 // kubectl-phased_rollout: `kubectl phased-rollout status|pause|resume|retry`. Thin shell over commands.ts.
-import { AppsV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type V1StatefulSet } from '@kubernetes/client-node';
 import { apiErrorMessage } from '../src/k8s/errors.js';
-import { annotationPatch, parseCommand, statusTable, USAGE, type StsRow } from './commands.js';
+import { annotationPatch, parseCommand, reportOf, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
+
+/** rowOf reads what the status output needs of a StatefulSet. */
+function rowOf(s: V1StatefulSet): StsRow {
+  return {
+    namespace: s.metadata?.namespace ?? '',
+    name: s.metadata?.name ?? '',
+    annotations: s.metadata?.annotations ?? {},
+    partition: s.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+    replicas: s.spec?.replicas ?? 1,
+  };
+}
+
+/**
+ * watchStatus follows StatefulSets with a list+watch (like `kubectl get -w`) and prints the output again
+ * whenever what it shows changes (ages aside). Runs until SIGINT/SIGTERM.
+ */
+async function watchStatus(kc: KubeConfig, apps: AppsV1Api, namespace: string | undefined, name: string | undefined, render: (rows: StsRow[]) => string): Promise<number> {
+  const path = namespace ? `/apis/apps/v1/namespaces/${namespace}/statefulsets` : '/apis/apps/v1/statefulsets';
+  const list = () => (namespace ? apps.listNamespacedStatefulSet({ namespace, ...(name ? { fieldSelector: `metadata.name=${name}` } : {}) }) : apps.listStatefulSetForAllNamespaces());
+  const informer = makeInformer<V1StatefulSet>(kc, name ? `${path}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}` : path, list);
+  let shown = '';
+  let timer: NodeJS.Timeout | undefined;
+  const show = () => {
+    const rows = informer.list().map(rowOf).sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+    const key = JSON.stringify(rows.map(reportOf));
+    if (key === shown) return;
+    const first = shown === '';
+    shown = key;
+    process.stdout.write((first ? '' : '\n') + render(rows));
+  };
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(show, 100);
+  };
+  for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, soon);
+  return new Promise((resolve) => {
+    informer.on('error', (err) => {
+      process.stderr.write(`error: ${apiErrorMessage(err)}\n`);
+      resolve(1);
+    });
+    const stop = () => void informer.stop().then(() => resolve(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    informer.start().then(show, (err: unknown) => {
+      process.stderr.write(`error: ${apiErrorMessage(err)}\n`);
+      resolve(1);
+    });
+  });
+}
 
 async function main(): Promise<number> {
   let cmd;
@@ -23,19 +72,14 @@ async function main(): Promise<number> {
   const apps = kc.makeApiClient(AppsV1Api);
   try {
     if (cmd.verb === 'status') {
+      const render = (rows: StsRow[]) => (cmd.output === 'json' ? statusJson(rows) : statusTable(rows, cmd.all, Date.now()));
+      if (cmd.watch) return await watchStatus(kc, apps, cmd.all ? undefined : namespace, cmd.name, render);
       const list = cmd.name
         ? { items: [await apps.readNamespacedStatefulSet({ name: cmd.name, namespace })] }
         : cmd.all
           ? await apps.listStatefulSetForAllNamespaces()
           : await apps.listNamespacedStatefulSet({ namespace });
-      const rows: StsRow[] = list.items.map((s) => ({
-        namespace: s.metadata?.namespace ?? '',
-        name: s.metadata?.name ?? '',
-        annotations: s.metadata?.annotations ?? {},
-        partition: s.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
-        replicas: s.spec?.replicas ?? 1,
-      }));
-      process.stdout.write(statusTable(rows, cmd.all));
+      process.stdout.write(render(list.items.map(rowOf)));
       return 0;
     }
     await apps.patchNamespacedStatefulSet({ name: cmd.name, namespace, body: annotationPatch(cmd.verb) }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));

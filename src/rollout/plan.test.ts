@@ -309,13 +309,20 @@ describe('plan: revert, new revisions, stranded pods, scaling', () => {
     expect(partitionMoves(r.r)).toEqual([1]);
   });
 
-  it('status is written on phase/partition/revision/gate changes, not on every check', () => {
-    const i = input(sts({ status: { phase: 'Checking', partition: 3, gate: 'passing' } }), pods(['old', 'old', 'old']));
+  it('status is written on phase/partition/revision/gate changes and on a growing streak, never for a repeated fail or error', () => {
+    const ann = { ...FAST, [KEYS.successThreshold]: '3' };
+    const i = input(sts({ ann, status: { phase: 'Checking', partition: 3, gate: 'passing', streak: 1 } }), pods(['old', 'old', 'old']));
     const m: Memory = { ...plan(i).memory!, streak: 1, lastCheckAtMs: T0 - 500, lastVerdict: { result: 'pass', detail: '' } };
     expect(of(plan({ ...i, memory: m }), 'writeStatus')).toEqual([]);
+    // A pass that advances the streak is shown (at most success-threshold writes per step).
+    expect(statusOf(plan({ ...i, memory: recordVerdict(m, { result: 'pass', detail: '' }, T0) }))).toMatchObject({ streak: 2, gate: 'passing' });
     const failing = recordVerdict(m, { result: 'error', detail: 'connection refused' }, T0);
     const r = plan({ ...i, memory: failing });
-    expect(statusOf(r)).toMatchObject({ phase: 'Checking', gate: 'error', message: expect.stringContaining('Prometheus error: connection refused') });
+    expect(statusOf(r)).toMatchObject({ phase: 'Checking', gate: 'error', streak: 0, message: expect.stringContaining('Prometheus error: connection refused') });
+    // The next error changes nothing that is shown: no write.
+    const stored = input(sts({ ann, status: { ...statusOf(r)! } }), pods(['old', 'old', 'old']));
+    const again = recordVerdict(failing, { result: 'error', detail: 'connection refused' }, T0 + 1000);
+    expect(of(plan({ ...stored, nowMs: T0 + 1000, memory: again }), 'writeStatus')).toEqual([]);
   });
 });
 

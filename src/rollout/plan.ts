@@ -48,6 +48,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
     since: c.prev && c.prev.phase === phase && c.prev.revision === c.revision ? c.prev.since : new Date(nowMs).toISOString(),
   };
   if (gate) next.gate = gate;
+  if (ROLLING.has(phase) && memory?.revision === c.revision) next.streak = memory.streak;
   const actions = [...c.actions];
   if (statusChanged(c.prev, next)) {
     actions.push(...transitionEvents(c.prev, next));

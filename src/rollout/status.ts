@@ -18,10 +18,12 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
 
 /**
  * statusChanged: a status is written on a change of phase, partition, revision or gate state (passing,
- * failing, Prometheus error), never for each check, so a StatefulSet is not rewritten every period.
+ * failing, Prometheus error), and when a pass advances the streak. A repeated fail or error writes
+ * nothing, so a long outage never rewrites the StatefulSet every period, and passes are bounded by
+ * success-threshold per step.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas;
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

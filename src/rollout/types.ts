@@ -20,6 +20,8 @@ export interface RolloutStatus {
   message: string;
   since: string;
   gate?: GateState;
+  /** Consecutive passing checks of the current step (rolling phases only). */
+  streak?: number;
 }
 
 /** PodView is what the planner needs of one pod. */

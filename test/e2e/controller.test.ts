@@ -314,7 +314,7 @@ describe('8: pause', () => {
     expect(await partition(name)).toBe(3);
     const table = await kubectl(['phased-rollout', 'status', '-n', ns]);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(new RegExp(`^${name}\\s+Paused\\s+3\\s+0/3\\s+-\\s+paused at partition 3`, 'm'));
+    expect(table.stdout).toMatch(new RegExp(`^${name}\\s+Paused\\s+3/3\\s+0/3\\s+-\\s+\\d+s\\s+paused at partition 3`, 'm'));
     expect(await kubectl(['phased-rollout', 'resume', name, '-n', ns])).toMatchObject({ code: 0 });
     await completed(name, rev);
     // Pausing again through the plugin is an annotation the webhook lets through.
@@ -324,6 +324,42 @@ describe('8: pause', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error: 404');
     expect((await events(name)).map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutPaused', 'RolloutResumed', 'RolloutCompleted']));
+  });
+});
+
+describe('kubectl phased-rollout status', () => {
+  it('-w -o json follows a rollout live, -A lists across namespaces, and a table is readable at a glance', async () => {
+    const name = 'watched';
+    const ann = FAST(name, { [KEYS.successThreshold]: '2' });
+    await setGate(name, '1');
+    await created(name, ann);
+    const e = env();
+    const watcher = start(distEntry('plugin/main.js'), ['status', name, '-n', ns, '-w', '-o', 'json'], { KUBECONFIG: e.KUBECONFIG });
+    try {
+      const rev = await newRevision(name, 'registry.example/app:2', ann);
+      await completed(name, rev);
+      // Each change printed one JSON array; together they tell the story of the rollout.
+      await eventually(() => expect(watcher.stdout()).toContain('"phase": "Completed"'), 10_000, 200);
+    } finally {
+      watcher.proc.kill('SIGINT');
+    }
+    expect((await watcher.exited).code).toBe(0);
+    const snapshots = watcher
+      .stdout()
+      .split(/\n(?=\[)/)
+      .map((chunk) => JSON.parse(chunk) as { phase: string; partition: number; streak?: number }[]);
+    const phases = snapshots.map((s) => s[0]?.phase);
+    expect(phases).toEqual(expect.arrayContaining(['Checking', 'Completed']));
+    expect(phases[phases.length - 1]).toBe('Completed');
+    // Steps show up as they happen (kwok pods are quick, so some states fall between two prints).
+    expect(new Set(snapshots.map((s) => s[0]?.partition).filter((p) => p !== undefined && p < 3)).size).toBeGreaterThanOrEqual(2);
+    expect(snapshots.some((s) => s[0]?.streak === 1)).toBe(true); // the streak shows while it grows
+
+    const all = await kubectl(['phased-rollout', 'status', '-A', '-o', 'json']);
+    expect(all.code).toBe(0);
+    expect((JSON.parse(all.stdout) as { namespace: string; name: string }[]).filter((r) => r.namespace === ns).map((r) => r.name)).toContain(name);
+    const table = await kubectl(['phased-rollout', 'status', '-A']);
+    expect(table.stdout).toMatch(new RegExp(`^${ns}\\s+${name}\\s+Completed\\s+3/3\\s+3/3\\s+(\\S+\\s+)?\\d+[smhd]`, 'm'));
   });
 });
 

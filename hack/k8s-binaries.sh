@@ -97,14 +97,26 @@ build_helm() {
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+# The Argo CD health-script runner (hack/lua-health: gopher-lua, as Argo CD embeds it), rebuilt when
+# its source changes.
+build_lua_health() {
+  local key; key=$(cat "$here/lua-health/main.go" "$here/lua-health/go.sum" | sha256sum | cut -c1-12)
+  lua_dir=$cache/bin/lua-health-$key
+  if [ -x "$lua_dir/lua-health" ]; then log "lua-health cached"; return; fi
+  log "building lua-health"
+  mkdir -p "$lua_dir"
+  (cd "$here/lua-health" && go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
+}
+
 need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }
 need kube-apiserver kube-controller-manager kube-scheduler kubectl && build_kubernetes
 need etcd && build_etcd
 need kwok kwokctl && build_kwok
 need helm && build_helm
+build_lua_health
 
 mkdir -p "$out"
 link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -x "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
 for n in kube-apiserver kube-controller-manager kube-scheduler kubectl; do link "$n" "$k8s_dir"; done
-link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"
+link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"; link lua-health "$lua_dir"
 echo "$out"

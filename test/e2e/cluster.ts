@@ -11,6 +11,8 @@ export interface E2E {
   KUBECONFIG: string;
   KUBECTL: string;
   HELM: string;
+  /** runs an Argo CD health script under gopher-lua (hack/lua-health) */
+  LUA_HEALTH: string;
   PROMTOOL: string;
   /** base64 PEM of the CA that signed the harness webhook's serving certificate */
   WEBHOOK_CA_BUNDLE: string;

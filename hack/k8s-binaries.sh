@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Obtains the binaries the end-to-end harness runs: kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl, and helm.
+# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl, helm, and cert-manager's controller,
+# cainjector, webhook and cmctl (cert-manager-* names), plus its CRDs (cert-manager-crds.yaml).
 #
 # Order of preference for each binary:
 #   1. $PHASED_ROLLOUT_E2E_ASSETS/<name>  (a directory you fill yourself)
@@ -18,6 +19,7 @@ k8s_dir=$cache/bin/kubernetes-$KUBERNETES_VERSION
 etcd_dir=$cache/bin/etcd-$ETCD_VERSION
 kwok_dir=$cache/bin/kwok-$KWOK_VERSION
 helm_dir=$cache/bin/helm-$HELM_VERSION
+cm_dir=$cache/bin/cert-manager-$CERT_MANAGER_VERSION
 out=$cache/bin/assets-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 log() { echo "[k8s-binaries] $*" >&2; }
@@ -97,6 +99,41 @@ build_helm() {
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
+build_cert_manager() {
+  local have; have=$("$cm_dir/cert-manager-cmctl" version --client 2>/dev/null || true)
+  if [[ $have == *"$CERT_MANAGER_VERSION"* ]] && [ -x "$cm_dir/cert-manager-controller" ] && [ -x "$cm_dir/cert-manager-cainjector" ] \
+     && [ -x "$cm_dir/cert-manager-webhook" ] && [ -s "$cm_dir/cert-manager-crds.yaml" ]; then
+    log "cert-manager $CERT_MANAGER_VERSION cached"; return
+  fi
+  log "building cert-manager $CERT_MANAGER_VERSION (cold: about 10 min on 2 cores)"
+  local w; w=$(mktemp -d); mkdir -p "$cm_dir"
+  (
+    cd "$w"
+    go mod init phased-rollout.local/cert-manager-build >/dev/null 2>&1
+    local m=github.com/cert-manager/cert-manager
+    local dir gomod; dir=$(go mod download -json "$m@$CERT_MANAGER_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    gomod=$dir/go.mod
+    # Its go.mod pins some dependencies by replace directives, which only apply in its own build:
+    # repeat them here (one-line form: `replace a vX => b vY`).
+    local args=("-require=$m@$CERT_MANAGER_VERSION")
+    while read -r from fv _ to tv; do args+=("-replace=$from@$fv=$to@$tv"); done < <(sed -n 's/^replace \(.*\)$/\1/p' "$gomod")
+    go mod edit "${args[@]}"
+    local ld="-s -w -X $m/pkg/util.AppVersion=$CERT_MANAGER_VERSION"
+    for c in controller cainjector webhook ctl; do
+      go get "$m/cmd/$c@$CERT_MANAGER_VERSION" >/dev/null 2>&1 || go get "$m/cmd/$c@$CERT_MANAGER_VERSION"
+    done
+    for c in controller cainjector webhook; do
+      log "go build cert-manager $c"
+      go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-$c" "$m/cmd/$c"
+    done
+    log "go build cmctl"
+    go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
+    # The CRDs ship as Helm templates whose only template parts are labels: drop those lines.
+    for f in "$dir"/deploy/crds/crd-*.yaml; do echo "---"; sed -e '/{{/d' "$f"; done > "$cm_dir/cert-manager-crds.yaml"
+  )
+  rm -rf "$w"
+}
+
 # The Argo CD health-script runner (hack/lua-health: gopher-lua, as Argo CD embeds it), rebuilt when
 # its source changes.
 build_lua_health() {
@@ -114,9 +151,11 @@ need etcd && build_etcd
 need kwok kwokctl && build_kwok
 need helm && build_helm
 build_lua_health
+need cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl && build_cert_manager
 
 mkdir -p "$out"
-link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -x "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
+link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -e "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
 for n in kube-apiserver kube-controller-manager kube-scheduler kubectl; do link "$n" "$k8s_dir"; done
 link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"; link lua-health "$lua_dir"
+for n in cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl cert-manager-crds.yaml; do link "$n" "$cm_dir"; done
 echo "$out"

@@ -33,7 +33,10 @@ export function validatePair(cert: Buffer, key: Buffer): TlsPair {
     throw new Error(`private key does not parse: ${(e as Error).message}`);
   }
   if (!x509.checkPrivateKey(privateKey)) throw new Error('private key does not match the certificate');
-  return { cert, key, notAfter: new Date(x509.validTo), subject: x509.subject.replace(/\n/g, ', ') };
+  // cert-manager issues serving certificates with an empty subject (names only in the SAN), for which
+  // Node reports `subject` as undefined: name the pair by its SAN then.
+  const subject = x509.subject ? x509.subject.replace(/\n/g, ', ') : (x509.subjectAltName ?? '(no subject)');
+  return { cert, key, notAfter: new Date(x509.validTo), subject };
 }
 
 /** readPair reads and validates the pair at these paths. */

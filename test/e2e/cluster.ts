@@ -11,6 +11,8 @@ export interface E2E {
   KUBECONFIG: string;
   KUBECTL: string;
   HELM: string;
+  /** cert-manager's cmctl, once hack/cert-manager-up.sh ran */
+  CMCTL?: string;
   /** runs an Argo CD health script under gopher-lua (hack/lua-health) */
   LUA_HEALTH: string;
   PROMTOOL: string;

@@ -127,3 +127,26 @@ export async function podRevisions(ns: string, app: string): Promise<Record<stri
   const list = await getJson<{ items: { metadata: { name: string; labels: Record<string, string> } }[] }>(['pods', '-n', ns, '-l', `app=${app}`]);
   return Object.fromEntries(list.items.map((p) => [p.metadata.name, p.metadata.labels['controller-revision-hash'] ?? '']));
 }
+
+/**
+ * admissionOnly registers hooks for a test file about admission alone: a fresh namespace, and the
+ * harness's controller stopped meanwhile (so nothing moves a partition) and started again after.
+ * Returns the namespace's name (set once the hooks ran).
+ */
+export function admissionOnly(prefix: string): { ns: () => string } {
+  let ns = '';
+  let controllerWasRunning = false;
+  beforeAll(async () => {
+    ns = await createNamespace(prefix);
+    controllerWasRunning = await harnessProcess('running', 'controller');
+    if (controllerWasRunning) await harnessProcess('stop', 'controller');
+  });
+  afterAll(async () => {
+    await deleteNamespace(ns);
+    if (controllerWasRunning) {
+      await harnessProcess('start', 'controller');
+      await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
+    }
+  });
+  return { ns: () => ns };
+}

@@ -1,32 +1,23 @@
 // Every way a delivery tool writes a StatefulSet, through the real client against the real API server
 // and the webhook: kubectl replace (what Argo CD Replace=true does), server-side apply with and without
 // a partition, kubectl patch, and a user's Helm chart through helm upgrade, --force and rollback.
-// SPEC §3 row 9. The controller is stopped: these are
-// about admission alone.
+// SPEC §3 row 9. The controller is stopped: these are about admission alone.
+import { resolve } from 'node:path';
 import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
-import { statefulSet } from '../support/statefulset.js';
-import { resolve } from 'node:path';
 import { ROOT } from '../support/process.js';
-import { createNamespace, deleteNamespace, env, getJson, harnessProcess, helm, kubectl, kubectlOk, waitHttp } from './cluster.js';
+import { statefulSet } from '../support/statefulset.js';
+import { admissionOnly, getJson, helm, kubectl, kubectlOk } from './cluster.js';
 
 jest.setTimeout(120_000);
 
 const DENIED = 'admission webhook "statefulsets.phased-rollout.io" denied the request: phased-rollout:';
 
+// These scenarios are about admission alone: no controller may move anything meanwhile.
+const scope = admissionOnly('e2e-gitops');
 let ns: string;
-let controllerWasRunning = false;
-beforeAll(async () => {
-  ns = await createNamespace('e2e-gitops');
-  controllerWasRunning = await harnessProcess('running', 'controller');
-  if (controllerWasRunning) await harnessProcess('stop', 'controller');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-  if (controllerWasRunning) {
-    await harnessProcess('start', 'controller');
-    await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
-  }
+beforeAll(() => {
+  ns = scope.ns();
 });
 
 const manifest = (name: string, o: Parameters<typeof statefulSet>[1] = {}) => {

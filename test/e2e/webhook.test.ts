@@ -6,7 +6,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, waitHttp } from './cluster.js';
+import { admissionOnly, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, waitHttp } from './cluster.js';
 
 
 // Real clusters are slower than unit tests; each step below still waits only for what it needs.
@@ -15,20 +15,11 @@ jest.setTimeout(120_000);
 const WEBHOOK = 'statefulsets.phased-rollout.io';
 const DENIED = `admission webhook "${WEBHOOK}" denied the request: phased-rollout:`;
 
+// These scenarios are about admission alone: no controller may move anything meanwhile.
+const scope = admissionOnly('e2e-webhook');
 let ns: string;
-let controllerWasRunning = false;
-beforeAll(async () => {
-  ns = await createNamespace('e2e-webhook');
-  // These scenarios are about admission alone: no controller may move anything meanwhile.
-  controllerWasRunning = await harnessProcess('running', 'controller');
-  if (controllerWasRunning) await harnessProcess('stop', 'controller');
-});
-afterAll(async () => {
-  await deleteNamespace(ns);
-  if (controllerWasRunning) {
-    await harnessProcess('start', 'controller');
-    await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
-  }
+beforeAll(() => {
+  ns = scope.ns();
 });
 
 const manifest = (name: string, o: Parameters<typeof statefulSet>[1] = {}) => ({ ...statefulSet(name, o), metadata: { ...statefulSet(name, o).metadata, namespace: ns } });

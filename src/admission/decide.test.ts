@@ -199,6 +199,20 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(strategyAfter(up, d)).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
   });
 
+  it('rows 10 are idempotent: the API server re-invoking the webhook with our own scale pin gets no denial (found by the property test)', () => {
+    for (const [old, pinned] of [
+      [sts({ replicas: 3, partition: 3 }), sts({ replicas: 5, partition: 5 })], // idle scale
+      [sts({ replicas: 3, partition: 1 }), sts({ replicas: 5, partition: 5 })], // scale up mid-rollout
+    ]) {
+      expect(decide(req('UPDATE', pinned, old), opts)).toMatchObject({ type: 'allow' });
+    }
+  });
+
+  it('a StatefulSet without spec is refused with 400, never answered with a patch that cannot apply', () => {
+    const noSpec = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'prod', annotations: ON } };
+    expect(decide(req('CREATE', noSpec), opts)).toMatchObject({ type: 'deny', code: 400, message: expect.stringContaining('spec is missing') });
+  });
+
   it('the status annotation is the controller\'s: edits and forged additions are denied 403, removal is allowed (issue 11 item 11)', () => {
     const status = (phase: string) => ({ ...ON, [KEYS.status]: JSON.stringify({ phase }) });
     const edit = decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts);

@@ -129,12 +129,15 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // does not move.
   const oldPartition = partitionOf(old);
   const newPartition = partitionOf(obj);
+  const oldReplicas = replicasOf(old);
+  // What rows 10 pin a scale to: a request that already carries it is our own patch seen again (the
+  // API server re-invokes the webhook after another one changed the object), not a foreign edit.
+  const scaleTarget = replicas !== oldReplicas && (oldPartition >= oldReplicas || replicas > oldReplicas) ? replicas : undefined;
   const omitted = newPartition !== oldPartition && req.options?.kind === 'UpdateOptions' && newPartition === 0;
-  if (newPartition !== oldPartition && !omitted) return deny(9, 403, msg.partitionManaged(name, oldPartition));
+  if (newPartition !== oldPartition && !omitted && newPartition !== scaleTarget) return deny(9, 403, msg.partitionManaged(name, oldPartition));
   const kept = (partition: number) => (omitted ? [msg.partitionKept(partition)] : []);
 
   // Row 10: an idle StatefulSet scaled through its spec stays pinned at the new size.
-  const oldReplicas = replicasOf(old);
   if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, replicas, kept(replicas));
   // Row 10 (extended, issue 11): growing mid-rollout would start the new pods (all at or above the
   // partition) on the unverified revision; pinning to the new size starts them on the current one.

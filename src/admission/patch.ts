@@ -2,7 +2,7 @@
 // by hand (an absent `rollingUpdate` must become an `add` of the whole block; an equal value no patch).
 import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { isObject, type KubeObject } from './review.js';
-import { strategyOf } from './statefulset.js';
+import { ShapeError, strategyOf } from './statefulset.js';
 
 const { compare } = fastJsonPatch;
 
@@ -12,7 +12,9 @@ const { compare } = fastJsonPatch;
  * so the patch cannot touch anything else and diffing stays cheap for very large objects.
  */
 export function pinPartitionPatch(obj: KubeObject, partition: number): Operation[] {
-  if (!isObject(obj.spec)) throw new Error('pinPartitionPatch needs an object with a spec');
+  // The API server defaults `spec` before admission, so only a hand-made review lacks it: refuse it
+  // (decide() turns a ShapeError into a 400 denial) rather than send a patch that cannot apply.
+  if (!isObject(obj.spec)) throw new ShapeError('spec is missing');
   const before = strategyOf(obj);
   const after: KubeObject = structuredClone(before ?? {});
   after.type = 'RollingUpdate';

@@ -1,0 +1,165 @@
+// Property tests of plan() (issue 8 §3): random observed states, random memories (a restart drops it)
+// and random gate verdicts fed back the way the reconciler does. The oracle below restates, without
+// using the planner's code, when a partition may go down at all.
+import fc from 'fast-check';
+import { KEYS } from '../annotations.js';
+import { plan, recordVerdict } from './plan.js';
+import type { Memory, PlanInput, PodView, StatefulSetView } from './types.js';
+
+const RUNS = Number(process.env.PHASED_ROLLOUT_FUZZ_RUNS ?? 5000);
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const REVS = ['r0', 'r1', 'r2'];
+
+const observed = fc
+  .record({
+    replicas: fc.integer({ min: 0, max: 6 }),
+    partition: fc.integer({ min: 0, max: 8 }),
+    start: fc.constantFrom(0, 5),
+    update: fc.constantFrom('r2', 'r2', 'r1'),
+    current: fc.constantFrom('r1', 'r1', 'r2', undefined),
+    lag: fc.constantFrom(false, false, false, true),
+    /** a state a rollout can step from: pods present, ready for a while, updated at or above the partition */
+    healthy: fc.boolean(),
+    minReady: fc.constantFrom(0, 0, 5),
+    success: fc.integer({ min: 1, max: 3 }),
+    failure: fc.integer({ min: 0, max: 3 }),
+    delay: fc.constantFrom(0, 0, 3),
+    paused: fc.constantFrom(false, false, false, true),
+    bypass: fc.constantFrom(false, false, false, true),
+    status: fc.constantFrom(undefined, undefined, 'Checking', 'Checking', 'Completed', 'Failed', 'Paused', 'Idle'),
+    pods: fc.array(
+      fc.record({ present: fc.constantFrom(true, true, true, false), rev: fc.constantFrom(...REVS), ready: fc.constantFrom(true, true, false), readyAgoMs: fc.integer({ min: 0, max: 60_000 }), deleting: fc.constantFrom(false, false, false, true) }),
+      { minLength: 8, maxLength: 8 },
+    ),
+  })
+  .map((o) => {
+    const annotations: Record<string, string> = {
+      [KEYS.enabled]: 'true',
+      [KEYS.query]: 'up',
+      [KEYS.successThreshold]: String(o.success),
+      [KEYS.failureThreshold]: String(o.failure),
+      [KEYS.periodSeconds]: '1',
+      [KEYS.initialDelaySeconds]: String(o.delay),
+    };
+    if (o.paused) annotations[KEYS.paused] = 'true';
+    if (o.bypass) annotations[KEYS.standardRollingUpdate] = 'true';
+    if (o.status) annotations[KEYS.status] = JSON.stringify({ phase: o.status, revision: o.update, partition: o.partition, replicas: o.replicas, updated: 0, message: '', since: '' });
+    const sts: StatefulSetView = {
+      namespace: 'ns',
+      name: 'db',
+      generation: 2,
+      observedGeneration: o.lag ? 1 : 2,
+      replicas: o.replicas,
+      ordinalsStart: o.start,
+      partition: o.partition,
+      strategyType: 'RollingUpdate',
+      minReadySeconds: o.minReady,
+      updateRevision: o.update,
+      annotations,
+      ...(o.current ? { currentRevision: o.current } : {}),
+    };
+    const pods: PodView[] = o.pods.flatMap((g, index) => {
+      const p = o.healthy ? { ...g, present: true, ready: true, deleting: false, readyAgoMs: 10_000 + g.readyAgoMs, rev: index >= o.partition ? o.update : g.rev } : g;
+      return p.present ? [{ name: `db-${index + o.start}`, uid: `u${index}`, index, revision: p.rev, ready: p.ready, readySinceMs: p.ready ? T0 - p.readyAgoMs : undefined, deleting: p.deleting } as PodView] : [];
+    });
+    return { sts, pods, success: o.success };
+  });
+
+const memory = fc.option(
+  fc.record({
+    step: fc.constantFrom('r1@3#x', 'r2@2#x', 'r2@0#x', 'junk'),
+    revision: fc.constantFrom(...REVS),
+    seenAtMs: fc.integer({ min: T0 - 120_000, max: T0 }),
+    streak: fc.integer({ min: 0, max: 5 }),
+    failures: fc.integer({ min: 0, max: 5 }),
+    replicas: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    availableAtMs: fc.option(fc.integer({ min: T0 - 120_000, max: T0 }), { nil: undefined }),
+    lastCheckAtMs: fc.option(fc.integer({ min: T0 - 10_000, max: T0 }), { nil: undefined }),
+    reverting: fc.option(fc.boolean(), { nil: undefined }),
+  }),
+  { nil: undefined },
+);
+
+const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'fail', 'error'), { minLength: 0, maxLength: 6 });
+
+/**
+ * mayLower is the oracle: may plan() move the partition from `from` down to `to` on this input? Only
+ * (a) a bypass or (b) a revert (both to 0, never while paused), or (c) one forward step earned by a
+ * full streak of passes for this revision held in memory, with every pod present, available, and
+ * updated at or above the partition, and no not-updated pod skipped.
+ */
+function mayLower(i: PlanInput, success: number, to: number): string | undefined {
+  const { sts, pods } = i;
+  const ann = sts.annotations;
+  if (ann[KEYS.paused] === 'true') return 'lowered while paused';
+  if (ann[KEYS.standardRollingUpdate] === 'true') return to === 0 ? undefined : 'bypass lowers to 0 only';
+  if (sts.observedGeneration < sts.generation) return 'lowered while the status lags the spec';
+  const byIndex = new Map(pods.filter((p) => p.index < sts.replicas).map((p) => [p.index, p]));
+  const stale = [...byIndex.values()].some((p) => p.revision !== sts.updateRevision);
+  if (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision && stale) return to === 0 ? undefined : 'a revert goes to 0';
+  const m = i.memory;
+  if (!m || m.revision !== sts.updateRevision || m.reverting) return 'lowered without a streak for this revision in memory';
+  if (m.streak < success) return `lowered on a streak of ${m.streak} < ${success}`;
+  const p = Math.min(sts.partition, sts.replicas);
+  for (let j = 0; j < sts.replicas; j++) {
+    const pod = byIndex.get(j);
+    if (!pod || !pod.ready || pod.deleting) return `lowered while pod ${j} is not available`;
+    if (j >= p && pod.revision !== sts.updateRevision) return `lowered while pod ${j} at or above the partition is not updated`;
+    if (j > to && j < p && pod.revision !== sts.updateRevision) return `lowered past not-updated pod ${j} (more than one step)`;
+  }
+  return undefined;
+}
+
+describe('plan() over generated states', () => {
+  it('never lowers the partition unless the oracle allows it, fed back verdicts included', () => {
+    const seen = { forward: 0, other: 0 };
+    fc.assert(
+      fc.property(observed, memory, verdicts, ({ sts, pods, success }, mem, results) => {
+        let input: PlanInput = { sts, pods, nowMs: T0, memory: mem as Memory | undefined, defaultPrometheusUrl: 'http://prom:9090' };
+        let r = plan(input);
+        for (let k = 0; ; k++) {
+          for (const a of r.actions) {
+            if (a.type !== 'setPartition') continue;
+            expect(a.to).toBeGreaterThanOrEqual(0);
+            if (a.to < a.from) {
+              expect(mayLower(input, success, a.to)).toBeUndefined();
+              if (input.memory?.revision === sts.updateRevision && !input.memory?.reverting && a.to > 0) seen.forward++;
+              else seen.other++;
+            }
+          }
+          const result = results[k];
+          if (!r.check || !r.memory || result === undefined) break;
+          // As the reconciler does: record the verdict, plan again on the same view.
+          input = { ...input, nowMs: T0 + k + 1, memory: recordVerdict(r.memory, { result, detail: result }, T0 + k + 1) };
+          r = plan(input);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    // The generators do reach forward steps and reverts, so the property is not vacuous.
+    expect(seen.forward).toBeGreaterThan(RUNS / 1000);
+    expect(seen.other).toBeGreaterThan(RUNS / 200);
+  });
+
+  it('after a restart (memory dropped) it never takes a forward step', () => {
+    fc.assert(
+      fc.property(observed, ({ sts, pods }) => {
+        const r = plan({ sts, pods, nowMs: T0, defaultPrometheusUrl: 'http://prom:9090' });
+        const lowered = r.actions.filter((a) => a.type === 'setPartition' && a.to < a.from);
+        const revertOrBypass = sts.annotations[KEYS.standardRollingUpdate] === 'true' || (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision);
+        if (!revertOrBypass) expect(lowered).toEqual([]);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('the oracle itself refuses an ungated step (so the property can fail)', () => {
+    const sts: StatefulSetView = { namespace: 'ns', name: 'db', generation: 1, observedGeneration: 1, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'r2', currentRevision: 'r1', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up' } };
+    const pods = [0, 1, 2].map((index) => ({ name: `db-${index}`, uid: `u${index}`, index, revision: 'r1', ready: true, readySinceMs: T0 - 60_000, deleting: false }));
+    expect(mayLower({ sts, pods, nowMs: T0 }, 3, 2)).toBe('lowered without a streak for this revision in memory');
+    const m: Memory = { step: 'x', revision: 'r2', seenAtMs: T0, streak: 3, failures: 0 };
+    expect(mayLower({ sts, pods, nowMs: T0, memory: m }, 3, 2)).toBeUndefined();
+    expect(mayLower({ sts, pods, nowMs: T0, memory: m }, 3, 1)).toBe('lowered past not-updated pod 2 (more than one step)');
+    expect(mayLower({ sts, pods, nowMs: T0, memory: { ...m, streak: 2 } }, 3, 2)).toBe('lowered on a streak of 2 < 3');
+  });
+});

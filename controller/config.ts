@@ -6,6 +6,7 @@ export const controllerSchema = {
   kubeconfig: { kind: 'string', doc: 'kubeconfig file; in-cluster configuration when absent' },
   namespace: { kind: 'string', doc: 'watch only this namespace (default: all namespaces)' },
   'prometheus-url': { kind: 'string', doc: 'Prometheus base URL for StatefulSets without phased-rollout.io/prometheus-url' },
+  'allowed-prometheus-urls': { kind: 'list', doc: 'query only Prometheus URLs under these prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
   'prometheus-timeout': { kind: 'duration', default: '10s', doc: 'timeout of one gate query' },
   'metrics-port': { kind: 'port', default: '8080', doc: 'plain-HTTP port for /metrics, /healthz and /readyz' },
   'bind-address': { kind: 'string', default: '0.0.0.0', doc: 'address the metrics port listens on' },

@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     metrics,
     log,
     defaultPrometheusUrl: c['prometheus-url']?.replace(/\/+$/, ''),
+    allowedPrometheusUrls: c['allowed-prometheus-urls'],
     prometheusTimeoutMs: c['prometheus-timeout'],
     resyncMs: c['resync-period'],
     requestTimeoutMs: c['request-timeout'],

@@ -25,6 +25,7 @@ export interface ReconcileDeps {
   metrics: ControllerMetrics;
   log: Logger;
   defaultPrometheusUrl?: string;
+  allowedPrometheusUrls?: readonly string[];
   prometheusTimeoutMs: number;
   resyncMs: number;
   /** Upper bound of one API call. */
@@ -95,7 +96,7 @@ export class Reconciler {
     const target: EventTarget = { namespace, name, uid: snap.sts.metadata?.uid ?? '' };
     const log = this.d.log.child({ namespace, name });
 
-    let r = plan({ sts: snap.view, pods: snap.pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+    let r = plan({ sts: snap.view, pods: snap.pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
     if (r.check && r.memory) {
       const verdict = await this.check(target, r.check.prometheusUrl, r.check.query, r.check.secretName);
       log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
@@ -109,7 +110,7 @@ export class Reconciler {
       }
       snap = fresh;
       const at = now();
-      r = plan({ sts: snap.view, pods: snap.pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl });
+      r = plan({ sts: snap.view, pods: snap.pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
     }
     try {
       await this.apply(key, snap.sts, target, r, log);

@@ -17,6 +17,10 @@ export const webhookSchema = {
     default: DEFAULT_CONTROLLER_USERNAME,
     doc: 'username whose requests may move the partition (repeat the flag, or comma-separate in the env var)',
   },
+  'allowed-prometheus-urls': {
+    kind: 'list',
+    doc: 'deny a phased-rollout.io/prometheus-url outside these URL prefixes (same list as the controller\'s; empty: any)',
+  },
   'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight requests before exiting' },
   'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
 } as const satisfies Schema;

@@ -20,6 +20,7 @@ async function main(): Promise<void> {
       certFile: c['tls-cert-file'],
       keyFile: c['tls-key-file'],
       controllerUsernames: c['controller-username'],
+      allowedPrometheusUrls: c['allowed-prometheus-urls'],
       tlsPollIntervalMs: c['tls-poll-interval'],
       log,
     });

@@ -17,6 +17,7 @@ export interface WebhookServerOptions {
   certFile: string;
   keyFile: string;
   controllerUsernames: readonly string[];
+  allowedPrometheusUrls?: readonly string[];
   tlsPollIntervalMs: number;
   log: Logger;
 }
@@ -64,7 +65,7 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
   const registry = createRegistry();
   const metrics = webhookMetrics(registry);
   const readiness = new Readiness();
-  const app = createApp({ log: o.log, metrics, controllerUsernames: new Set(o.controllerUsernames) });
+  const app = createApp({ log: o.log, metrics, controllerUsernames: new Set(o.controllerUsernames), allowedPrometheusUrls: o.allowedPrometheusUrls ?? [] });
 
   let https: Server | undefined;
   const reloader = new TlsReloader({

@@ -213,6 +213,17 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(decide(req('CREATE', noSpec), opts)).toMatchObject({ type: 'deny', code: 400, message: expect.stringContaining('spec is missing') });
   });
 
+  it('with --allowed-prometheus-urls, a prometheus-url outside the list is denied 422 naming the list', () => {
+    const allowed = { ...opts, allowedPrometheusUrls: ['http://prometheus.monitoring:9090'] };
+    const evil = { ...ON, [KEYS.prometheusUrl]: 'http://169.254.169.254/latest' };
+    const d = decide(req('CREATE', sts({ ann: evil })), allowed);
+    expect(d).toMatchObject({ type: 'deny', row: 4, code: 422 });
+    expect(d.type === 'deny' && d.message).toContain('phased-rollout.io/prometheus-url: "http://169.254.169.254/latest" (allowed: a URL under one of the controller\'s --allowed-prometheus-urls: http://prometheus.monitoring:9090)');
+    expect(decide(req('CREATE', sts({ ann: { ...ON, [KEYS.prometheusUrl]: 'http://prometheus.monitoring:9090' } })), allowed)).toMatchObject({ type: 'patch', row: 7 });
+    // No list: any well-formed URL.
+    expect(decide(req('CREATE', sts({ ann: evil })), opts)).toMatchObject({ type: 'patch', row: 7 });
+  });
+
   it('the status annotation is the controller\'s: edits and forged additions are denied 403, removal is allowed (issue 11 item 11)', () => {
     const status = (phase: string) => ({ ...ON, [KEYS.status]: JSON.stringify({ phase }) });
     const edit = decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts);

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Operation } from 'fast-json-patch';
 import { KEYS, parseAnnotations, readOptIn } from '../annotations.js';
 import * as msg from './messages.js';
+import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { pinPartitionPatch } from './patch.js';
 import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
 import {
@@ -22,6 +23,8 @@ import {
 export interface DecideOptions {
   /** Usernames whose requests are the controller's own (compared exactly). */
   controllerUsernames: ReadonlySet<string>;
+  /** When set, phased-rollout.io/prometheus-url must fall under one of these prefixes. */
+  allowedPrometheusUrls?: readonly string[];
 }
 
 /** Decision is what to answer: allow (maybe with a patch) or deny, plus the table row that matched. */
@@ -100,6 +103,10 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // Row 4: opted in (a typo in `enabled` included) but the annotations do not parse.
   const parsed = parseAnnotations(newAnn);
   if (!parsed.ok) return deny(4, 422, msg.invalidAnnotations(name, parsed.problems));
+  const url = parsed.config?.prometheusUrl;
+  if (url !== undefined && !urlAllowed(url, opts.allowedPrometheusUrls ?? [])) {
+    return deny(4, 422, msg.invalidAnnotations(name, [{ key: KEYS.prometheusUrl, value: url, allowed: notAllowedMessage(opts.allowedPrometheusUrls ?? []) }]));
+  }
 
   // Read every field once up front so a malformed one is refused whichever row would match.
   const replicas = replicasOf(obj);

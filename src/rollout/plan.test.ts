@@ -84,6 +84,17 @@ describe('plan: opt-in, validation, bypass', () => {
     expect(statusOf(r)?.message).toContain('--prometheus-url');
   });
 
+  it('a Prometheus URL outside --allowed-prometheus-urls is Invalid and never queried', () => {
+    const i = { ...input(sts({ ann: { ...FAST, [KEYS.prometheusUrl]: 'https://kubernetes.default.svc' } }), pods(['old', 'old', 'old'])), allowedPrometheusUrls: ['http://prom:9090'] };
+    const r = plan(i);
+    expect(r.phase).toBe('Invalid');
+    expect(r.check).toBeUndefined();
+    expect(statusOf(r)?.message).toContain('Prometheus URL https://kubernetes.default.svc is not allowed');
+    // The controller's own default is held to the list too; an allowed one is queried.
+    expect(plan({ ...input(sts(), pods(['old', 'old', 'old'])), allowedPrometheusUrls: ['http://other:9090'] }).phase).toBe('Invalid');
+    expect(plan({ ...input(sts(), pods(['old', 'old', 'old'])), allowedPrometheusUrls: ['http://prom:9090'] }).check).toBeDefined();
+  });
+
   it('bypass sets partition 0 once and reports Bypassed', () => {
     const ann = { [KEYS.enabled]: 'true', [KEYS.standardRollingUpdate]: 'true' };
     const r = plan(input(sts({ ann }), pods(['old', 'old', 'old'])));

@@ -1,6 +1,7 @@
 // SPEC §4.2 as one pure function: a snapshot of a StatefulSet, its pods and what this process remembers
 // in; the actions to take, whether a gate check is due, and when to look again out. No I/O, no clock.
 import { formatProblems, parseAnnotations, type RolloutConfig } from '../annotations.js';
+import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
 import type { Action, CheckRequest, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
@@ -106,6 +107,9 @@ export function plan(input: PlanInput): PlanResult {
   }
   const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
   if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
+  if (!urlAllowed(prometheusUrl, input.allowedPrometheusUrls ?? [])) {
+    return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(input.allowedPrometheusUrls ?? [])}`, { memory: undefined });
+  }
   const check: CheckRequest = { prometheusUrl, query: cfg.query, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".

@@ -101,6 +101,8 @@ export interface PlanInput {
   memory?: Memory;
   /** The controller's --prometheus-url, used when the annotation is absent. */
   defaultPrometheusUrl?: string;
+  /** The controller's --allowed-prometheus-urls: no query goes anywhere else. */
+  allowedPrometheusUrls?: readonly string[];
 }
 
 /** PlanResult is what to do now and when to look again. */

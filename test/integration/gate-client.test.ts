@@ -66,6 +66,30 @@ describe('queryGate', () => {
     expect(v).toEqual({ result: 'error', detail: 'answer larger than 4194304 bytes' });
   });
 
+  it('never follows a redirect (another host could be anything): the 3xx is an error, the target sees nothing', async () => {
+    let targetHits = 0;
+    const target = createServer((_q, r) => ((targetHits += 1), r.end('{}')));
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const to = `http://127.0.0.1:${(target.address() as AddressInfo).port}/api/v1/query?query=up`;
+    handler = (_q, r) => r.writeHead(302, { location: to }).end();
+    const v = await queryGate({ prometheusUrl: base, query: 'up', timeoutMs: 2000, credentials: { token: 'secret-token' } });
+    await new Promise<void>((r) => target.close(() => r()));
+    expect(v).toMatchObject({ result: 'error', detail: 'HTTP 302, body is not JSON' });
+    expect(targetHits).toBe(0);
+  });
+
+  it('a slow drip of bytes is cut at the timeout, whatever it has sent so far', async () => {
+    handler = (_q, r) => {
+      r.writeHead(200, { 'content-type': 'application/json' });
+      const t = setInterval(() => r.write(' '), 50);
+      r.on('close', () => clearInterval(t));
+    };
+    const started = Date.now();
+    const v = await queryGate({ prometheusUrl: base, query: 'up', timeoutMs: 400 });
+    expect(v).toMatchObject({ result: 'error', detail: 'timed out after 400 ms' });
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('reports a refused connection as an error', async () => {
     const v = await queryGate({ prometheusUrl: 'http://127.0.0.1:1', query: 'up', timeoutMs: 2000 });
     expect(v.result).toBe('error');

@@ -58,18 +58,25 @@ options:
   etcdBinary: $assets/etcd
   kubectlBinary: $kubectl
 EOF
-# The API server audits every request of the controller's ServiceAccount and every pod status write:
-# tests and bench/controller-step.ts count the controller's calls and time its reactions from it.
+# The API server audits every request of the controller's ServiceAccount, and StatefulSet and pod writes
+# with their bodies: tests and bench/controller-step.ts count the controller's calls and time its
+# reactions from it, and the safety checker replays it.
 cat > "$state/audit-policy.yaml" <<EOF
 apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+  # With bodies, for the safety checker (test/support/safety-checker.ts): every StatefulSet write (who
+  # moved the partition, to what; the update revision the StatefulSet controller reports), pod creations
+  # (their revision) and pod status writes (when they became ready).
+  - level: Request
+    resources: [{group: "apps", resources: ["statefulsets", "statefulsets/status"]}]
+    verbs: ["create", "update", "patch"]
+  - level: Request
+    resources: [{group: "", resources: ["pods", "pods/status"]}]
+    verbs: ["create", "patch", "update"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
-  - level: Metadata
-    resources: [{group: "", resources: ["pods/status"]}]
-    verbs: ["patch", "update"]
   - level: None
 EOF
 export KWOK_WORKDIR=$state/kwok

@@ -7,7 +7,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { createNamespace, deleteNamespace, env, getJson, kubectlOk, run, setGate } from './cluster.js';
+import { createNamespace, deleteNamespace, env, getJson, kubectlOk, run, safetyReport, setGate } from './cluster.js';
 
 jest.setTimeout(120_000);
 
@@ -104,6 +104,10 @@ describe('Argo CD health check under gopher-lua', () => {
         expect(JSON.parse(s.metadata.annotations[KEYS.status]).phase).toBe('Completed');
         expect((await health(s))[0]).toMatchObject({ status: 'Healthy' });
       }, 90_000, 500);
+      // Held by a failing gate for a while, then released: every step came after the gate passed.
+      const safety = await safetyReport(ns);
+      expect(safety.violations).toEqual([]);
+      expect(safety.gatedSteps).toBe(3);
     } finally {
       await deleteNamespace(ns);
     }

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ROOT } from '../support/process.js';
+import { checkSafety, type AuditEvent, type GateChange, type SafetyReport } from '../support/safety-checker.js';
 
 /** E2E is the environment written by hack/e2e-up.sh. */
 export interface E2E {
@@ -149,4 +150,18 @@ export function admissionOnly(prefix: string): { ns: () => string } {
     }
   });
   return { ns: () => ns };
+}
+
+/**
+ * safetyReport runs the independent safety checker over this run's audit log and gate history, for
+ * the StatefulSets of one namespace (test/support/safety-checker.ts).
+ */
+export async function safetyReport(ns: string): Promise<SafetyReport> {
+  const e = env() as E2E & { AUDIT_LOG: string };
+  const events = readFileSync(e.AUDIT_LOG, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"namespace":"${ns}"`))
+    .map((l) => JSON.parse(l) as AuditEvent);
+  const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
+  return checkSafety(events, gate, { controllerUser: 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', lagMs: 2500 });
 }

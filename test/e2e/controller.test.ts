@@ -7,7 +7,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { distEntry, freePort, start, type Child } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, setGate, waitHttp } from './cluster.js';
+import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
 
 jest.setTimeout(240_000);
 
@@ -445,5 +445,14 @@ describe('controller RBAC', () => {
     expect(await can('update', 'statefulsets.apps')).toBe('no');
     expect(await can('list', 'secrets')).toBe('no');
     expect(await can('create', 'pods')).toBe('no');
+  });
+});
+
+describe('independent safety checker over this file\'s run', () => {
+  it('every partition step of every scenario above was gated (audit log and gate history)', async () => {
+    const r = await safetyReport(ns);
+    console.log(`safety checker: ${JSON.stringify({ lowerings: r.lowerings, gatedSteps: r.gatedSteps, revertsOrBypasses: r.revertsOrBypasses, violations: r.violations.length })}`);
+    expect(r.violations.map((v) => `${v.at} ${v.statefulset}: ${v.why}\n  ${v.request}`)).toEqual([]);
+    expect(r.gatedSteps).toBeGreaterThanOrEqual(10);
   });
 });

@@ -9,7 +9,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { createNamespace, deleteNamespace, env, getJson, helm, kubectl, kubectlOk, run, setGate } from './cluster.js';
+import { createNamespace, deleteNamespace, env, getJson, helm, kubectl, kubectlOk, run, safetyReport, setGate } from './cluster.js';
 
 jest.setTimeout(180_000);
 
@@ -102,6 +102,9 @@ describe('helm install, a gated rollout, helm uninstall', () => {
       expect(JSON.parse(s.metadata.annotations[KEYS.status])).toMatchObject({ phase: 'Completed' });
       expect(s.spec.updateStrategy.rollingUpdate.partition).toBe(3);
     }, 90_000, 500);
+    const safety = await safetyReport(ns);
+    expect(safety.violations).toEqual([]);
+    expect(safety.gatedSteps).toBe(3);
 
     const uninstall = await helm(['uninstall', RELEASE, '-n', RELEASE_NS, '--wait']);
     expect(uninstall.code).toBe(0);

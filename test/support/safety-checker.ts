@@ -1,0 +1,216 @@
+// An independent safety checker: it replays the API server's audit log of an end-to-end run (the
+// StatefulSet, pod and status writes, with bodies) and the gate exporter's history, and proves for every
+// write that lowered a partition that it was allowed. It shares no code with the controller's planner on
+// purpose: it is the second pair of eyes.
+//
+// A lowering (a partition that went down) is allowed when:
+//  - it came from the controller's user;
+//  - it is a bypass (standard-rolling-update) or a revert (update revision = current revision) to 0; or
+//  - it is one forward step: every pod of the StatefulSet was ready at that moment, no pod between the
+//    new and the old partition was still on an old revision, at least initial-delay + (k-1) periods had
+//    passed since the last pod became available, and the gate series was passing throughout the last
+//    (k-1) periods before the step (k = success-threshold), allowing `lagMs` for Prometheus to see a
+//    change. A partition value is lowered at most once (no double step).
+
+/** AuditEvent is the part of an audit.k8s.io/v1 Event the checker reads. */
+export interface AuditEvent {
+  verb: string;
+  stage?: string;
+  user: { username: string };
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  responseStatus?: { code?: number };
+  requestObject?: unknown;
+  stageTimestamp: string;
+  auditID?: string;
+}
+
+/** GateChange is one entry of the gate exporter's /log. */
+export interface GateChange {
+  at: string;
+  name: string;
+  value: string;
+}
+
+/** Violation is one unsafe partition write, with the request that made it. */
+export interface Violation {
+  at: string;
+  statefulset: string;
+  why: string;
+  request: string;
+}
+
+/** SafetyReport sums a run up. */
+export interface SafetyReport {
+  lowerings: number;
+  gatedSteps: number;
+  revertsOrBypasses: number;
+  violations: Violation[];
+}
+
+/** CheckOptions name the controller and how late Prometheus may reflect a gate change. */
+export interface CheckOptions {
+  controllerUser: string;
+  lagMs: number;
+}
+
+interface StsState {
+  updateRevision?: string;
+  currentRevision?: string;
+  replicas: number;
+  minReadySeconds: number;
+  annotations: Record<string, string>;
+}
+
+interface PodState {
+  revision?: string;
+  readySinceMs?: number;
+}
+
+const ms = (t: string) => Date.parse(t);
+type Obj = Record<string, any>;
+
+/** gateNameOf reads the gate series name from an e2e query `e2e_gate{name="X"} == 1`. */
+export function gateNameOf(query: string | undefined): string | undefined {
+  return query ? /e2e_gate\{name="([^"]+)"\}/.exec(query)?.[1] : undefined;
+}
+
+/** gateValueAt is the exporter's value of a gate at a time (undefined = never set or absent). */
+function gateValueAt(history: GateChange[], name: string, atMs: number): string | undefined {
+  let v: string | undefined;
+  for (const c of history) {
+    if (c.name !== name) continue;
+    if (ms(c.at) > atMs) break;
+    v = c.value === 'absent' ? undefined : c.value;
+  }
+  return v;
+}
+
+/** passedAround: the gate was '1' at some moment of [fromMs, toMs] (Prometheus may lag the exporter). */
+function passedAround(history: GateChange[], name: string, fromMs: number, toMs: number): boolean {
+  if (gateValueAt(history, name, fromMs) === '1') return true;
+  return history.some((c) => c.name === name && ms(c.at) > fromMs && ms(c.at) <= toMs && c.value === '1');
+}
+
+/** changedAway: the gate left '1' at some moment of [fromMs, toMs]. */
+function changedAway(history: GateChange[], name: string, fromMs: number, toMs: number): boolean {
+  return history.some((c) => c.name === name && ms(c.at) >= fromMs && ms(c.at) <= toMs && c.value !== '1');
+}
+
+function partitionOps(body: unknown): { from?: number; to?: number } {
+  if (!Array.isArray(body)) return {};
+  const path = '/spec/updateStrategy/rollingUpdate/partition';
+  const test = body.find((o: Obj) => o?.op === 'test' && o.path === path);
+  const set = body.find((o: Obj) => (o?.op === 'replace' || o?.op === 'add') && o.path === path);
+  return { ...(typeof test?.value === 'number' ? { from: test.value } : {}), ...(typeof set?.value === 'number' ? { to: set.value } : {}) };
+}
+
+/** checkSafety replays the events (any order; sorted here) against the gate history. */
+export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: CheckOptions): SafetyReport {
+  const events = eventsIn.filter((e) => e.stage === undefined || e.stage === 'ResponseComplete').sort((a, b) => ms(a.stageTimestamp) - ms(b.stageTimestamp));
+  const gate = [...gateIn].sort((a, b) => ms(a.at) - ms(b.at));
+  const sets = new Map<string, StsState>();
+  const pods = new Map<string, PodState>();
+  const lowered = new Set<string>();
+  const report: SafetyReport = { lowerings: 0, gatedSteps: 0, revertsOrBypasses: 0, violations: [] };
+  const ok = (e: AuditEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
+
+  for (const e of events) {
+    const r = e.objectRef ?? {};
+    const key = `${r.namespace}/${r.name}`;
+    const body = e.requestObject as Obj | undefined;
+    if (!ok(e) || !body) continue;
+    if (r.resource === 'statefulsets' && r.subresource === 'status' && body.status) {
+      // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
+      sets.set(key, {
+        updateRevision: body.status.updateRevision,
+        currentRevision: body.status.currentRevision,
+        replicas: body.spec?.replicas ?? 1,
+        minReadySeconds: body.spec?.minReadySeconds ?? 0,
+        annotations: body.metadata?.annotations ?? {},
+      });
+      continue;
+    }
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
+      pods.set(`${r.namespace}/${body.metadata?.name ?? r.name}`, { revision: body.metadata?.labels?.['controller-revision-hash'] });
+      continue;
+    }
+    if (r.resource === 'pods' && r.subresource === 'status') {
+      const ready = (body.status?.conditions as Obj[] | undefined)?.find((c) => c.type === 'Ready');
+      const p = pods.get(key) ?? {};
+      // The API stores condition times in whole seconds: what the controller reads is the second.
+      if (ready) pods.set(key, { ...p, readySinceMs: ready.status === 'True' ? Math.floor(ms(ready.lastTransitionTime ?? e.stageTimestamp) / 1000) * 1000 : undefined });
+      continue;
+    }
+    if (r.resource !== 'statefulsets' || r.subresource) continue;
+    const { from, to } = partitionOps(body);
+    if (from === undefined || to === undefined || to >= from) continue;
+
+    report.lowerings++;
+    const at = e.stageTimestamp;
+    const T = ms(at);
+    const request = `${e.verb} ${key} by ${e.user.username} (auditID ${e.auditID ?? '?'}): ${JSON.stringify(body)}`;
+    const fail = (why: string) => report.violations.push({ at, statefulset: key, why, request });
+    if (e.user.username !== o.controllerUser) {
+      fail('partition lowered by someone other than the controller');
+      continue;
+    }
+    const s = sets.get(key);
+    const stepKey = `${key}@${s?.updateRevision}@${from}`;
+    if (lowered.has(stepKey)) fail(`partition ${from} lowered twice for revision ${s?.updateRevision}`);
+    lowered.add(stepKey);
+    if (!s) {
+      fail('partition lowered before the StatefulSet controller reported any revision');
+      continue;
+    }
+    if (s.annotations['phased-rollout.io/standard-rolling-update'] === 'true' || (to === 0 && s.updateRevision !== undefined && s.updateRevision === s.currentRevision)) {
+      report.revertsOrBypasses++;
+      continue;
+    }
+    const name = r.name ?? '';
+    const podOf = (i: number) => pods.get(`${r.namespace}/${name}-${i}`);
+    let lastAvailable = 0;
+    let bad = false;
+    for (let i = 0; i < s.replicas; i++) {
+      const p = podOf(i);
+      if (!p || p.readySinceMs === undefined) {
+        fail(`lowered ${from} -> ${to} while pod ${name}-${i} was not ready`);
+        bad = true;
+        break;
+      }
+      lastAvailable = Math.max(lastAvailable, p.readySinceMs + s.minReadySeconds * 1000);
+      if (i > to && i < from && p.revision !== s.updateRevision) {
+        fail(`lowered ${from} -> ${to}, past pod ${name}-${i} still on ${p.revision} (more than one step)`);
+        bad = true;
+        break;
+      }
+      if (i >= from && p.revision !== s.updateRevision) {
+        fail(`lowered ${from} -> ${to} while pod ${name}-${i} at or above the partition was on ${p.revision}, not ${s.updateRevision}`);
+        bad = true;
+        break;
+      }
+    }
+    if (bad) continue;
+    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
+    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
+    const delay = Number(s.annotations['phased-rollout.io/initial-delay-seconds'] ?? '30') * 1000;
+    if (T < lastAvailable + delay + (k - 1) * period) {
+      fail(`lowered ${from} -> ${to} ${T - lastAvailable} ms after the last pod became available; ${k} checks ${period} ms apart after ${delay} ms need more`);
+      continue;
+    }
+    const g = gateNameOf(s.annotations['phased-rollout.io/query']);
+    if (!g) {
+      fail('no e2e gate name in the query: cannot check the gate');
+      continue;
+    }
+    // The k passes span at least (k-1) periods before the step, so the first one was at or before
+    // T-(k-1)p: the exporter said '1' then (or up to lagMs before: Prometheus lags it). From there to
+    // T-lag the gate never left '1' (stricter than needed: a failing blip between two checks counts).
+    const first = T - (k - 1) * period;
+    if (!passedAround(gate, g, first - o.lagMs, first) || changedAway(gate, g, first, T - o.lagMs)) {
+      fail(`lowered ${from} -> ${to} although gate ${g} was not passing throughout the ${(k - 1) * period} ms before the step`);
+      continue;
+    }
+    report.gatedSteps++;
+  }
+  return report;
+}

@@ -2,6 +2,7 @@
 # Starts and stops the harness's own processes by the pid it recorded, never by name.
 #   e2e-proc.sh start NAME      runs .e2e/cmd/NAME detached, logs to .e2e/logs/NAME.log, pid in .e2e/pids/NAME.pid
 #   e2e-proc.sh stop NAME       SIGTERM, up to 10 s, then SIGKILL; a no-op when not running
+#   e2e-proc.sh kill NAME       SIGKILL at once (chaos tests); a no-op when not running
 #   e2e-proc.sh running NAME    exit 0 when it runs
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,8 +39,13 @@ case $action in
     fi
     rm -f "$pidfile"
     ;;
+  kill)
+    [ -f "$pidfile" ] || exit 0
+    if alive; then kill -KILL "$(pid_of)" 2>/dev/null || true; for _ in $(seq 1 50); do alive || break; sleep 0.02; done; fi
+    rm -f "$pidfile"
+    ;;
   running)
     alive
     ;;
-  *) echo "usage: $0 start|stop|running NAME" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|kill|running NAME" >&2; exit 2 ;;
 esac

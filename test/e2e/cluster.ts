@@ -103,7 +103,7 @@ export async function setGate(name: string, value: '1' | '0' | 'NaN' | 'absent')
 }
 
 /** harnessProcess starts or stops one of the harness's processes (webhook, prometheus, controller...). */
-export async function harnessProcess(action: 'start' | 'stop' | 'running', name: string): Promise<boolean> {
+export async function harnessProcess(action: 'start' | 'stop' | 'kill' | 'running', name: string): Promise<boolean> {
   const r = await run(resolve(ROOT, 'hack', 'e2e-proc.sh'), [action, name], { env: { PHASED_ROLLOUT_E2E_DIR: env().E2E_DIR } });
   if (action !== 'running' && r.code !== 0) throw new Error(`e2e-proc ${action} ${name}: ${r.stderr}`);
   return r.code === 0;
@@ -156,12 +156,14 @@ export function admissionOnly(prefix: string): { ns: () => string } {
  * safetyReport runs the independent safety checker over this run's audit log and gate history, for
  * the StatefulSets of one namespace (test/support/safety-checker.ts).
  */
-export async function safetyReport(ns: string): Promise<SafetyReport> {
+export async function safetyReport(ns: string, statefulset?: string): Promise<SafetyReport> {
   const e = env() as E2E & { AUDIT_LOG: string };
+  const mine = (n: string | undefined) => statefulset === undefined || n === statefulset || (n ?? '').startsWith(`${statefulset}-`);
   const events = readFileSync(e.AUDIT_LOG, 'utf8')
     .split('\n')
     .filter((l) => l.includes(`"namespace":"${ns}"`))
-    .map((l) => JSON.parse(l) as AuditEvent);
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((a) => mine(a.objectRef?.name) || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
   const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
   return checkSafety(events, gate, { controllerUser: 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', lagMs: 2500 });
 }

@@ -243,10 +243,15 @@ describe('6: the controller killed mid-rollout', () => {
     }
     await waitHttp(`${env().CONTROLLER_METRICS_URL}/readyz`);
     await completed(name, rev, 4);
+    // The independent checker judges every step from the audit log: each decrement once, each gated.
+    const safety = await safetyReport(ns, name);
+    expect(safety.violations).toEqual([]);
+    expect(safety).toMatchObject({ lowerings: 4, gatedSteps: 4 });
+    // Events are best effort: a SIGKILL between the partition patch and its Event loses that Event. Those
+    // that exist each tell of one decrement after a full streak of 3 (a repeat would show count > 1).
     const lowered = (await events(name)).filter((e) => e.reason === 'PartitionLowered');
     const steps = lowered.map((e) => /partition (\d+) -> (\d+) after (\d+)\/(\d+)/.exec(e.message)!.slice(1).map(Number));
-    // Each decrement once, each after a full streak of 3 (an aggregated repeat would show count > 1).
-    expect(steps.map(([from, to]) => `${from}->${to}`)).toEqual(['4->3', '3->2', '2->1', '1->0']);
+    expect(new Set(steps.map(([from]) => from)).size).toBe(steps.length);
     for (const [, , streak, need] of steps) expect(streak).toBe(need);
     for (const e of lowered) expect(e.count).toBe(1);
   });

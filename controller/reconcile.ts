@@ -87,7 +87,7 @@ export class Reconciler {
     const [namespace, name] = key.split('/') as [string, string];
     const now = this.d.now ?? Date.now;
     // A cache whose watch is down may be minutes old: never decide a step from it.
-    if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue('a watch is down; waiting for the caches to be live again', 1000);
+    this.requireLiveCaches('a watch is down; waiting for the caches to be live again');
     let snap = this.snapshot(key, namespace, name);
     if (!snap) {
       this.forget(key, namespace, name);
@@ -96,13 +96,13 @@ export class Reconciler {
     const target: EventTarget = { namespace, name, uid: snap.sts.metadata?.uid ?? '' };
     const log = this.d.log.child({ namespace, name });
 
-    let r = plan({ sts: snap.view, pods: snap.pods, nowMs: now(), memory: this.memory.get(key), defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
+    let r = this.planFor(snap, now(), this.memory.get(key));
     if (r.check && r.memory) {
       const verdict = await this.check(target, r.check.prometheusUrl, r.check.query, r.check.secretName);
       log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
       // The check may have taken seconds: decide on what the caches say now, not on what they said
       // before it. A new revision, a gate edit or a pod going down meanwhile drops this verdict.
-      if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue('a watch went down during the gate check', 1000);
+      this.requireLiveCaches('a watch went down during the gate check');
       const fresh = this.snapshot(key, namespace, name);
       if (!fresh || fresh.sts.metadata?.uid !== snap.sts.metadata?.uid) {
         this.forget(key, namespace, name);
@@ -110,7 +110,7 @@ export class Reconciler {
       }
       snap = fresh;
       const at = now();
-      r = plan({ sts: snap.view, pods: snap.pods, nowMs: at, memory: recordVerdict(r.memory, verdict, at), defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
+      r = this.planFor(snap, at, recordVerdict(r.memory, verdict, at));
     }
     try {
       await this.apply(key, snap.sts, target, r, log);
@@ -124,6 +124,16 @@ export class Reconciler {
     this.report(namespace, name, r, snap.sts);
     if (r.phase === null) return undefined;
     return Math.min(r.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+  }
+
+  /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
+  private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
+  }
+
+  /** requireLiveCaches throws a Requeue unless both watches follow the server. */
+  private requireLiveCaches(why: string): void {
+    if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue(why, 1000);
   }
 
   /** writeOptions checks the fence and bounds one write by the request timeout and the fence's budget. */

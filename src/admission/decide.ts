@@ -104,8 +104,9 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   const parsed = parseAnnotations(newAnn);
   if (!parsed.ok) return deny(4, 422, msg.invalidAnnotations(name, parsed.problems));
   const url = parsed.config?.prometheusUrl;
-  if (url !== undefined && !urlAllowed(url, opts.allowedPrometheusUrls ?? [])) {
-    return deny(4, 422, msg.invalidAnnotations(name, [{ key: KEYS.prometheusUrl, value: url, allowed: notAllowedMessage(opts.allowedPrometheusUrls ?? []) }]));
+  const allowedUrls = opts.allowedPrometheusUrls ?? [];
+  if (url !== undefined && !urlAllowed(url, allowedUrls)) {
+    return deny(4, 422, msg.invalidAnnotations(name, [{ key: KEYS.prometheusUrl, value: url, allowed: notAllowedMessage(allowedUrls) }]));
   }
 
   // Read every field once up front so a malformed one is refused whichever row would match.

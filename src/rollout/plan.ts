@@ -107,8 +107,9 @@ export function plan(input: PlanInput): PlanResult {
   }
   const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
   if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
-  if (!urlAllowed(prometheusUrl, input.allowedPrometheusUrls ?? [])) {
-    return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(input.allowedPrometheusUrls ?? [])}`, { memory: undefined });
+  const allowedUrls = input.allowedPrometheusUrls ?? [];
+  if (!urlAllowed(prometheusUrl, allowedUrls)) {
+    return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
   }
   const check: CheckRequest = { prometheusUrl, query: cfg.query, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
 

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { makeApiClient, userAgent } from '../src/k8s/client.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
@@ -39,9 +40,11 @@ async function main(): Promise<void> {
     log.fatal({ reason: (err as Error).message }, 'cannot load the Kubernetes client configuration');
     process.exit(1);
   }
-  const apps = kc.makeApiClient(AppsV1Api);
-  const core = kc.makeApiClient(CoreV1Api);
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
+  // Every write names this replica in its User-Agent, so the audit log tells replicas apart.
+  const agent = userAgent(PROGRAM, identity);
+  const apps = makeApiClient(kc, AppsV1Api, agent);
+  const core = makeApiClient(kc, CoreV1Api, agent);
   const registry = createRegistry();
   const metrics = controllerMetrics(registry);
   const readiness = new Readiness();
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
   if (c['leader-elect']) {
     elector = new LeaderElector(
       {
-        api: kc.makeApiClient(CoordinationV1Api),
+        api: makeApiClient(kc, CoordinationV1Api, agent),
         namespace: c['leader-election-namespace'],
         name: c['leader-election-name'],
         identity,

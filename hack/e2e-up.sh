@@ -69,6 +69,12 @@ rules:
   # With bodies, for the safety checker (test/support/safety-checker.ts): every StatefulSet write (who
   # moved the partition, to what; the update revision the StatefulSet controller reports), pod creations
   # (their revision) and pod status writes (when they became ready).
+  # Lease writes of the controller's leader election, with bodies: who held the Lease when. The
+  # leader-election chaos test checks every partition step against the term it fell in.
+  - level: Request
+    resources: [{group: "coordination.k8s.io", resources: ["leases"]}]
+    namespaces: ["phased-rollout-system"]
+    verbs: ["create", "update", "patch"]
   - level: Request
     resources: [{group: "apps", resources: ["statefulsets", "statefulsets/status"]}]
     verbs: ["create", "update", "patch"]

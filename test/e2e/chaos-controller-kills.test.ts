@@ -6,22 +6,11 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { statefulSet } from '../support/statefulset.js';
+import { chaosSeed, random, reportChaos } from './chaos.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
 
 const KILLS = Number(process.env.PHASED_ROLLOUT_CHAOS_KILLS ?? 6);
 jest.setTimeout(120_000 + KILLS * 8_000);
-
-/** A small seeded generator (mulberry32), so a run can be repeated: the seed is printed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 let ns: string;
 beforeAll(async () => {
@@ -34,7 +23,7 @@ afterAll(async () => {
 
 describe('chaos: controller SIGKILLs during a 12-pod rollout', () => {
   it(`survives ${KILLS} kills: the rollout completes and the checker finds no ungated and no double step`, async () => {
-    const seed = Number(process.env.PHASED_ROLLOUT_CHAOS_SEED ?? Date.now() % 1_000_000);
+    const seed = chaosSeed();
     const rnd = random(seed);
     const name = 'chaos';
     const ann = { [KEYS.enabled]: 'true', [KEYS.query]: `e2e_gate{name="${name}"} == 1`, [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2' };
@@ -73,7 +62,12 @@ describe('chaos: controller SIGKILLs during a 12-pod rollout', () => {
     }, 120_000, 500);
 
     const r = await safetyReport(ns);
-    console.log(`chaos controller kills: ${JSON.stringify({ seed, ...tally, lowerings: r.lowerings, gatedSteps: r.gatedSteps, violations: r.violations.length })}`);
+    reportChaos({
+      scenario: 'controller kills',
+      tried: `${tally.kills} SIGKILLs of the controller during a 12-pod rollout (${tally.atRandom} at random moments, ${tally.rightAfterAStep} right after a step), seed ${seed}`,
+      survived: `Completed; ${r.lowerings} lowerings, ${r.gatedSteps} gated steps, ${r.violations.length} violations (no ungated or double step)`,
+      ok: r.violations.length === 0 && r.gatedSteps === 12,
+    });
     expect(r.violations.map((v) => `${v.at} ${v.statefulset}: ${v.why}\n  ${v.request}`)).toEqual([]);
     // A 12-pod rollout is 12 steps; the checker saw each one exactly once.
     expect(r.gatedSteps).toBe(12);

@@ -26,6 +26,11 @@ export interface E2E {
   CONTROLLER_METRICS_URL: string;
   CONTROLLER_KUBECONFIG: string;
   E2E_DIR: string;
+  /** the API server's audit log (hack/e2e-up.sh's policy) */
+  AUDIT_LOG: string;
+  KWOKCTL: string;
+  KWOK_WORKDIR: string;
+  E2E_CLUSTER: string;
 }
 
 /** env reads .e2e/env, failing with the command to run when the environment is not up. */
@@ -152,18 +157,22 @@ export function admissionOnly(prefix: string): { ns: () => string } {
   return { ns: () => ns };
 }
 
+/** auditLog reads the API server's audit events about one namespace (the harness's audit policy). */
+export function auditLog(ns: string): AuditEvent[] {
+  return readFileSync(env().AUDIT_LOG, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes(`"namespace":"${ns}"`))
+    .map((l) => JSON.parse(l) as AuditEvent);
+}
+
 /**
  * safetyReport runs the independent safety checker over this run's audit log and gate history, for
  * the StatefulSets of one namespace (test/support/safety-checker.ts).
  */
 export async function safetyReport(ns: string, statefulset?: string): Promise<SafetyReport> {
-  const e = env() as E2E & { AUDIT_LOG: string };
+  const e = env();
   const mine = (n: string | undefined) => statefulset === undefined || n === statefulset || (n ?? '').startsWith(`${statefulset}-`);
-  const events = readFileSync(e.AUDIT_LOG, 'utf8')
-    .split('\n')
-    .filter((l) => l.includes(`"namespace":"${ns}"`))
-    .map((l) => JSON.parse(l) as AuditEvent)
-    .filter((a) => mine(a.objectRef?.name) || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
+  const events = auditLog(ns).filter((a) => mine(a.objectRef?.name) || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
   const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
   return checkSafety(events, gate, { controllerUser: 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', lagMs: 2500 });
 }

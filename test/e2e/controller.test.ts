@@ -155,9 +155,11 @@ describe('3: Prometheus outage', () => {
   it('shows the error, advances nothing, fails nothing, and resumes when Prometheus is back', async () => {
     const name = 'outage';
     // More errors than failure-threshold happen during the outage: errors must not count as fails. The
-    // threshold still leaves room for the few empty answers of a Prometheus that has just restarted and
-    // not yet scraped the gate (those are fails, as SPEC §4.3 says).
-    const ann = FAST(name, { [KEYS.failureThreshold]: '6' });
+    // threshold still leaves room for the empty answers of a Prometheus that has just restarted and not
+    // yet scraped the gate (those are fails, as SPEC §4.3 says): Prometheus 2.42 applies its target list
+    // on a 5 s tick, so the first scrape after a start comes 5-7 s later, i.e. up to ~7 fails at a 1 s
+    // period on a busy machine. A threshold of 6 failed here once; 15 leaves twice that.
+    const ann = FAST(name, { [KEYS.failureThreshold]: '15' });
     const errors = async () =>
       Number(new RegExp(`phased_rollout_checks_total\\{namespace="${ns}",statefulset="${name}",result="error"\\} (\\d+)`).exec(await (await fetch(`${env().CONTROLLER_METRICS_URL}/metrics`)).text())?.[1] ?? 0);
     await setGate(name, '1');
@@ -166,7 +168,7 @@ describe('3: Prometheus outage', () => {
     try {
       await newRevision(name, 'registry.example/app:2', ann);
       await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Checking', gate: 'error', message: expect.stringContaining('Prometheus error') }), 30_000, 300);
-      await eventually(async () => expect(await errors()).toBeGreaterThanOrEqual(8), 30_000, 300);
+      await eventually(async () => expect(await errors()).toBeGreaterThanOrEqual(17), 40_000, 300);
       expect(await partition(name)).toBe(3);
       expect(await status(name)).toMatchObject({ phase: 'Checking', gate: 'error' });
       expect((await events(name)).map((e) => e.reason)).toContain('PrometheusError');

@@ -21,6 +21,8 @@ export interface AuditEvent {
   responseStatus?: { code?: number };
   requestObject?: unknown;
   stageTimestamp: string;
+  requestReceivedTimestamp?: string;
+  userAgent?: string;
   auditID?: string;
 }
 

@@ -56,7 +56,15 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   const writes: string[] = [];
   const failures: { patch?: Error; delete?: Error } = {};
   let rv = Number(initial.metadata?.resourceVersion);
+  const revisions: Record<string, unknown> = {
+    old: { metadata: { name: 'old', ownerReferences: [{ kind: 'StatefulSet', name: 'db', uid: 'sts-uid' }] }, data: { spec: { template: { metadata: { labels: { v: '1' } }, $patch: 'replace' } } } },
+  };
   const apps = {
+    readNamespacedControllerRevision: async ({ name }: { name: string }) => {
+      const r = revisions[name];
+      if (!r) throw apiError(404);
+      return structuredClone(r);
+    },
     patchNamespacedStatefulSet: async ({ body }: { body: unknown }) => {
       if (failures.patch) throw failures.patch;
       const next = structuredClone(server.sts);
@@ -68,7 +76,8 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
         }
         next.metadata!.generation = (next.metadata!.generation ?? 0) + 1;
         next.status!.observedGeneration = next.metadata!.generation; // a prompt StatefulSet controller
-        writes.push(`partition ${JSON.stringify((body as { op: string; value?: unknown }[]).filter((o) => o.op !== 'test').map((o) => o.value))}`);
+        const ops = (body as { op: string; path: string; value?: unknown }[]).filter((o) => o.op !== 'test');
+        writes.push(ops.some((o) => o.path === '/spec/template') ? `template ${JSON.stringify(next.spec?.template)}` : `partition ${JSON.stringify(ops.map((o) => o.value))}`);
       } else {
         const ann = (body as { metadata: { annotations: Record<string, string | null> } }).metadata.annotations;
         for (const [k, v] of Object.entries(ann)) {
@@ -91,7 +100,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   };
   const events: string[] = [];
   const recorder = { emit: async (_t: unknown, _type: string, reason: string) => void events.push(reason) };
-  return { server, sts, podCache, writes, events, failures, apps, core, recorder };
+  return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions };
 }
 
 function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number } = {}) {
@@ -114,6 +123,35 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuer
 }
 
 const partitionOf = (s: V1StatefulSet) => s.spec?.updateStrategy?.rollingUpdate?.partition;
+
+describe('Reconciler: automatic rollback', () => {
+  const failing = async (): Promise<Verdict> => ({ result: 'fail', detail: 'no samples' });
+  const rollbackSts = () => {
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { [KEYS.failureThreshold]: '1', [KEYS.onFailure]: 'rollback' });
+    return s;
+  };
+
+  it('records the failed revision in the status first, then puts the known-good template back', async () => {
+    const c = fakeCluster(rollbackSts(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    await reconciler(c, { query: failing }).reconcile(KEY);
+    expect(c.writes).toEqual(['status', 'template {"metadata":{"labels":{"v":"1"}}}']);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'RollingBack', failedRevision: 'new', failureReason: 'FailureThreshold' });
+    expect(c.events).toEqual(['CheckFailed', 'RollbackStarted']);
+  });
+
+  it('a missing ControllerRevision fails the reconcile (retried with backoff) and changes no template', async () => {
+    const c = fakeCluster(rollbackSts(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    delete c.revisions.old;
+    await expect(reconciler(c, { query: failing }).reconcile(KEY)).rejects.toMatchObject({ code: 404 });
+    expect(c.writes).toEqual(['status']);
+    // The status says a rollback began: the next reconcile finishes it once the revision can be read.
+    c.revisions.old = { metadata: { name: 'old', ownerReferences: [{ kind: 'StatefulSet', name: 'db', uid: 'sts-uid' }] }, data: { spec: { template: { metadata: {} } } } };
+    c.sts.state.items = [structuredClone(c.server.sts)];
+    await reconciler(c, { query: failing }).reconcile(KEY);
+    expect(c.writes).toEqual(['status', 'template {"metadata":{}}']);
+  });
+});
 
 describe('Reconciler', () => {
   it('lowers the partition after a passing check, with a generation-guarded patch, and records the Events', async () => {

@@ -7,6 +7,7 @@ import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/dea
 import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
+import { templateOf } from '../src/k8s/revisions.js';
 import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
@@ -187,7 +188,32 @@ export class Reconciler {
       this.written.set(key, patched);
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
     }
+    // After the status: the status records the failed revision first, so a rollback that is cut short
+    // here is finished on the next reconcile, and the revision is never rolled again by accident.
+    for (const a of byType('restoreTemplate')) await this.restoreTemplate(key, sts, a.revision, log);
     for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message, this.writeOptions());
+  }
+
+  /** restoreTemplate puts the pod template of a known-good ControllerRevision back (automatic rollback). */
+  private async restoreTemplate(key: string, sts: V1StatefulSet, revision: string, log: Logger): Promise<void> {
+    const namespace = sts.metadata?.namespace ?? '';
+    const cr = await this.d.apps.readNamespacedControllerRevision({ name: revision, namespace }, withDeadline(this.d.requestTimeoutMs ?? 10_000));
+    const template = templateOf(cr, sts);
+    const ops = [
+      { op: 'test', path: '/metadata/generation', value: sts.metadata?.generation },
+      { op: 'replace', path: '/spec/template', value: template },
+    ];
+    try {
+      const patched = await this.d.apps.patchNamespacedStatefulSet({ name: sts.metadata?.name ?? '', namespace, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()));
+      this.written.set(key, patched);
+      log.info({ revision }, 'pod template restored');
+    } catch (err) {
+      if (apiErrorCode(err) === 422 || apiErrorCode(err) === 409) {
+        this.written.delete(key);
+        throw new Requeue('the StatefulSet changed before the rollback; looking again');
+      }
+      throw err;
+    }
   }
 
   private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger): Promise<void> {

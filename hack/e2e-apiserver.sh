@@ -1,32 +1,53 @@
 #!/usr/bin/env bash
-# Restarts the e2e cluster's kube-apiserver alone (etcd and everything else keep running), for the
-# chaos suite: e2e-apiserver.sh restart [SECONDS_DOWN]. kwokctl runs each component as a local process
-# and records its pid in $KWOK_WORKDIR/clusters/NAME/pids/; the same command line is started again and
-# its pid written back, so `kwokctl delete cluster` (e2e-down) still stops it. Returns once /readyz
-# answers again.
+# Restarts the e2e cluster's kube-apiserver (etcd keeps the data), for the chaos suite:
+#   e2e-apiserver.sh restart [SECONDS_DOWN]
+# kwokctl runs each component as a local process and records its pid in
+# $KWOK_WORKDIR/clusters/NAME/pids/; a component is started again with the command line it had, and its
+# new pid written back, so `kwokctl delete cluster` (e2e-down) still stops it.
+# On a real control plane kube-controller-manager and kube-scheduler exit when they cannot renew their
+# leader Lease through a long API server outage, and the kubelet starts them again. kwokctl supervises
+# nothing, so this script does what the kubelet would: it restarts either one that exited. It returns
+# once /readyz answers and both run again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${PHASED_ROLLOUT_E2E_DIR:-$root/.e2e}
-# shellcheck disable=SC1091
-source <(sed -n "s/^\([A-Z0-9_]*\)='\(.*\)'$/\1='\2'/p" "$state/env")
+eval "$(sed -n "s/^\([A-Z0-9_]*\)='\(.*\)'$/\1='\2'/p" "$state/env")"
 action=${1:?restart}; down=${2:-3}
 [ "$action" = restart ] || { echo "usage: $0 restart [SECONDS_DOWN]" >&2; exit 2; }
 dir=$KWOK_WORKDIR/clusters/$E2E_CLUSTER
-pidfile=$dir/pids/kube-apiserver.pid
-pid=$(cat "$pidfile")
-[ -r "/proc/$pid/cmdline" ] || { echo "kube-apiserver (pid $pid from $pidfile) is not running" >&2; exit 1; }
-mapfile -d '' cmd < "/proc/$pid/cmdline"
-cwd=$(readlink "/proc/$pid/cwd")
+components=(kube-apiserver kube-controller-manager kube-scheduler)
+
+declare -A cmdline cwd
+for c in "${components[@]}"; do
+  pid=$(cat "$dir/pids/$c.pid")
+  [ -r "/proc/$pid/cmdline" ] || { echo "$c (pid $pid) is not running" >&2; exit 1; }
+  cmdline[$c]=$(tr '\0' '\n' < "/proc/$pid/cmdline")
+  cwd[$c]=$(readlink "/proc/$pid/cwd")
+done
+# start C: the recorded command line again, detached, logging where kwokctl logs it.
+start() {
+  local c=$1 args
+  mapfile -t args <<< "${cmdline[$c]}"
+  (cd "${cwd[$c]}" && setsid "${args[@]}" >> "$dir/logs/$c.log" 2>&1 < /dev/null & echo $! > "$dir/pids/$c.pid")
+}
+running() { local pid; pid=$(cat "$dir/pids/$1.pid"); [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ]; }
+
+pid=$(cat "$dir/pids/kube-apiserver.pid")
 kill -TERM "$pid"
-for _ in $(seq 1 150); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-[ ! -d "/proc/$pid" ] || { echo "kube-apiserver (pid $pid) ignored SIGTERM for 15 s; killing" >&2; kill -KILL "$pid"; sleep 0.5; }
+for _ in $(seq 1 200); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
+[ ! -d "/proc/$pid" ] || { echo "kube-apiserver (pid $pid) still draining after 20 s; killing it" >&2; kill -KILL "$pid"; sleep 0.5; }
 sleep "$down"
-cd "$cwd"
-setsid "${cmd[@]}" >> "$dir/logs/kube-apiserver.log" 2>&1 < /dev/null &
-echo $! > "$pidfile"
+start kube-apiserver
+ready=
 for _ in $(seq 1 600); do
-  "$KUBECTL" --kubeconfig "$KUBECONFIG" get --raw /readyz >/dev/null 2>&1 && exit 0
+  if "$KUBECTL" --kubeconfig "$KUBECONFIG" get --raw /readyz >/dev/null 2>&1; then ready=1; break; fi
   sleep 0.1
 done
-echo "kube-apiserver did not become ready within 60 s after the restart" >&2
-exit 1
+[ -n "$ready" ] || { echo "kube-apiserver did not become ready within 60 s after the restart" >&2; exit 1; }
+# Whoever lost its Lease exits within its renew deadline of the outage's start; give them the time.
+for _ in $(seq 1 50); do
+  for c in kube-controller-manager kube-scheduler; do
+    running "$c" || { echo "$c exited during the outage (lost its leader Lease); restarting it" >&2; start "$c"; }
+  done
+  sleep 0.2
+done

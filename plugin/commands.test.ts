@@ -1,5 +1,5 @@
 import { KEYS } from '../src/annotations.js';
-import { age, annotationPatch, parseCommand, statusJson, statusTable, type StsRow } from './commands.js';
+import { age, annotationPatch, parseCommand, rolloutPatch, statusJson, statusTable, type StsRow } from './commands.js';
 
 describe('parseCommand', () => {
   it.each([
@@ -12,6 +12,8 @@ describe('parseCommand', () => {
     [['status', '--output=json', '--watch'], { verb: 'status', all: false, output: 'json', watch: true }],
     [['pause', 'db', '--namespace=prod'], { verb: 'pause', name: 'db', namespace: 'prod' }],
     [['retry', 'db', '--kubeconfig', '/k'], { verb: 'retry', name: 'db', kubeconfig: '/k' }],
+    [['promote', 'db'], { verb: 'promote', name: 'db' }],
+    [['abort', 'db', '-n', 'prod'], { verb: 'abort', name: 'db', namespace: 'prod' }],
   ])('%j', (argv, want) => expect(parseCommand(argv as string[])).toEqual(want));
 
   it.each([
@@ -30,6 +32,22 @@ describe('annotationPatch', () => {
     expect(annotationPatch('pause')).toEqual({ metadata: { annotations: { [KEYS.paused]: 'true' } } });
     expect(annotationPatch('resume')).toEqual({ metadata: { annotations: { [KEYS.paused]: null } } });
     expect(annotationPatch('retry')).toEqual({ metadata: { annotations: { [KEYS.status]: null } } });
+  });
+});
+
+describe('rolloutPatch', () => {
+  const paused = JSON.stringify({ phase: 'Paused', revision: 'db-2', partition: 9, replicas: 10, updated: 1, message: 'waiting for promotion before step 2 of 3', since: '', promotion: 2 });
+  it('promote names the revision and the step that waits', () => {
+    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: paused } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2/2' } } });
+  });
+  it('promote refuses a rollout that waits for no promotion', () => {
+    const checking = JSON.stringify({ phase: 'Checking', revision: 'db-2', partition: 9, replicas: 10, updated: 1, message: 'gate 1/3', since: '' });
+    expect(() => rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: checking } })).toThrow('statefulset.apps/db is not waiting for promotion (phase Checking: gate 1/3)');
+    expect(() => rolloutPatch('promote', { name: 'db', annotations: {} })).toThrow('is not waiting for promotion (phase unknown)');
+  });
+  it('abort names the update revision and ends a pause; refuses when nothing rolls', () => {
+    expect(rolloutPatch('abort', { name: 'db', annotations: {}, updateRevision: 'db-2', currentRevision: 'db-1' })).toEqual({ metadata: { annotations: { [KEYS.abort]: 'db-2', [KEYS.paused]: null } } });
+    expect(() => rolloutPatch('abort', { name: 'db', annotations: {}, updateRevision: 'db-1', currentRevision: 'db-1' })).toThrow('has no rollout to abort');
   });
 });
 

@@ -12,6 +12,8 @@ Commands:
   pause NAME      hold the partition where it is (sets ${KEYS.paused}: "true")
   resume NAME     continue a paused rollout (removes ${KEYS.paused})
   retry NAME      restart a Failed rollout's gate from zero (clears ${KEYS.status})
+  promote NAME    continue a rollout waiting at a "pause" of ${KEYS.steps} (sets ${KEYS.promote})
+  abort NAME      roll the current rollout back to the known-good revision (sets ${KEYS.abort}; ends a pause)
 
 Flags:
   -n, --namespace NS   namespace (default: the kubeconfig context's, else "default")
@@ -25,7 +27,7 @@ Flags:
 export type Command =
   | { verb: 'help' }
   | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string; output: 'table' | 'json'; watch: boolean }
-  | { verb: 'pause' | 'resume' | 'retry'; name: string; namespace?: string; kubeconfig?: string };
+  | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -61,7 +63,7 @@ export function parseCommand(argv: readonly string[]): Command {
   if (verb === undefined) return { verb: 'help' };
   if (verb === 'status') return { verb, all, output, watch, ...(name ? { name } : {}), ...opts };
   if (watch || output !== 'table') throw new Error(`-w and -o go with status only`);
-  if (verb === 'pause' || verb === 'resume' || verb === 'retry') {
+  if (verb === 'pause' || verb === 'resume' || verb === 'retry' || verb === 'promote' || verb === 'abort') {
     if (!name) throw new Error(`${verb} needs a StatefulSet name`);
     return { verb, name, ...opts };
   }
@@ -72,6 +74,32 @@ export function parseCommand(argv: readonly string[]): Command {
 export function annotationPatch(verb: 'pause' | 'resume' | 'retry'): Record<string, unknown> {
   const value = verb === 'pause' ? { [KEYS.paused]: 'true' } : verb === 'resume' ? { [KEYS.paused]: null } : { [KEYS.status]: null };
   return { metadata: { annotations: value } };
+}
+
+/** RolloutState is what promote and abort read of the StatefulSet first. */
+export interface RolloutState {
+  name: string;
+  annotations: Record<string, string>;
+  updateRevision?: string;
+  currentRevision?: string;
+}
+
+/**
+ * rolloutPatch is the merge patch of promote or abort, which name the revision (and step) they act on,
+ * so a stale command never promotes or aborts a later rollout. Throws with what is wrong otherwise.
+ */
+export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record<string, unknown> {
+  if (verb === 'promote') {
+    const status = readStatus(s.annotations);
+    if (status?.phase !== 'Paused' || status.promotion === undefined) {
+      throw new Error(`statefulset.apps/${s.name} is not waiting for promotion (phase ${status?.phase ?? 'unknown'}${status?.message ? `: ${status.message}` : ''})`);
+    }
+    return { metadata: { annotations: { [KEYS.promote]: `${status.revision}/${status.promotion}` } } };
+  }
+  if (!s.updateRevision || s.updateRevision === s.currentRevision) {
+    throw new Error(`statefulset.apps/${s.name} has no rollout to abort (every pod is meant to run ${s.currentRevision ?? 'the current revision'})`);
+  }
+  return { metadata: { annotations: { [KEYS.abort]: s.updateRevision, [KEYS.paused]: null } } };
 }
 
 /** StsRow is what the status table needs of one StatefulSet. */

@@ -2,7 +2,7 @@
 // kubectl-phased_rollout: `kubectl phased-rollout status|pause|resume|retry`. Thin shell over commands.ts.
 import { AppsV1Api, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type V1StatefulSet } from '@kubernetes/client-node';
 import { apiErrorMessage } from '../src/k8s/errors.js';
-import { annotationPatch, parseCommand, reportOf, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
+import { annotationPatch, parseCommand, reportOf, rolloutPatch, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
 
 /** rowOf reads what the status output needs of a StatefulSet. */
 function rowOf(s: V1StatefulSet): StsRow {
@@ -82,8 +82,13 @@ async function main(): Promise<number> {
       process.stdout.write(render(list.items.map(rowOf)));
       return 0;
     }
-    await apps.patchNamespacedStatefulSet({ name: cmd.name, namespace, body: annotationPatch(cmd.verb) }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    const done = { pause: 'paused', resume: 'resumed', retry: 'gate restarted' }[cmd.verb];
+    let body: Record<string, unknown>;
+    if (cmd.verb === 'promote' || cmd.verb === 'abort') {
+      const s = await apps.readNamespacedStatefulSet({ name: cmd.name, namespace });
+      body = rolloutPatch(cmd.verb, { name: cmd.name, annotations: s.metadata?.annotations ?? {}, updateRevision: s.status?.updateRevision, currentRevision: s.status?.currentRevision });
+    } else body = annotationPatch(cmd.verb);
+    await apps.patchNamespacedStatefulSet({ name: cmd.name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const done = { pause: 'paused', resume: 'resumed', retry: 'gate restarted', promote: 'promoted', abort: 'rollback requested' }[cmd.verb];
     process.stdout.write(`statefulset.apps/${cmd.name} ${done}\n`);
     return 0;
   } catch (err) {

@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { query: 'up == 1', initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, paused: false, standardRollingUpdate: false },
+      config: { query: 'up == 1', initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
     });
   });
 
@@ -46,6 +46,11 @@ describe('parseAnnotations', () => {
       [KEYS.prometheusSecret]: 'prom-creds',
       [KEYS.paused]: 'true',
       [KEYS.standardRollingUpdate]: 'false',
+      [KEYS.progressDeadlineSeconds]: '600',
+      [KEYS.onFailure]: 'rollback',
+      [KEYS.steps]: '1,pause,100%',
+      [KEYS.promote]: 'db-5d4f8c7b9/2',
+      [KEYS.abort]: 'db-6f7d9c8b5',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -58,9 +63,14 @@ describe('parseAnnotations', () => {
         periodSeconds: 1,
         successThreshold: 1000,
         failureThreshold: 5,
+        progressDeadlineSeconds: 600,
+        onFailure: 'rollback',
         prometheusSecret: 'prom-creds',
         paused: true,
         standardRollingUpdate: false,
+        steps: [{ count: 1 }, { percent: 100, pause: true }],
+        promote: { revision: 'db-5d4f8c7b9', stage: 2 },
+        abort: 'db-6f7d9c8b5',
       },
     });
   });
@@ -100,8 +110,41 @@ describe('parseAnnotations', () => {
     [KEYS.query, '   '],
     [KEYS.query, 'x'.repeat(MAX_QUERY_LENGTH + 1)],
     [`${'phased-rollout.io/'}perod-seconds`, '10'],
+    [KEYS.steps, ''],
+    [KEYS.steps, '1,10%,50%'], // must end with 100%
+    [KEYS.steps, '1,1,100%'], // counts strictly increasing
+    [KEYS.steps, '50%,10%,100%'], // percentages strictly increasing
+    [KEYS.steps, '0,100%'],
+    [KEYS.steps, '1,101%'],
+    [KEYS.steps, '1,,100%'],
+    [KEYS.steps, '1.5,100%'],
+    [KEYS.steps, '-1,100%'],
+    [KEYS.steps, '1,10 %,100%'],
+    [KEYS.steps, '1,pause,pause,100%'],
+    [KEYS.onFailure, 'Rollback'],
+    [KEYS.onFailure, 'retry'],
+    [KEYS.promote, 'db-5d4f8c7b9'],
+    [KEYS.promote, 'db-5d4f8c7b9/0'],
+    [KEYS.promote, 'DB/2'],
+    [KEYS.abort, 'Not A Revision'],
+    [KEYS.abort, ''],
+    [KEYS.steps, '1,100%,pause'],
+    [KEYS.steps, 'Pause,100%'],
+    [KEYS.steps, `${Array.from({ length: 100 }, (_, i) => i + 1).join(',')},100%`], // 101 stages
   ])('%s=%j is refused', (key, value) => {
     expect(problemsOf({ [key]: value })).toEqual([key]);
+  });
+
+  it.each([
+    ['100%', [{ percent: 100 }]],
+    ['1,10%,50%,100%', [{ count: 1 }, { percent: 10 }, { percent: 50 }, { percent: 100 }]],
+    [' 1 , 2 ,100% ', [{ count: 1 }, { count: 2 }, { percent: 100 }]],
+    ['20%,5,100%', [{ percent: 20 }, { count: 5 }, { percent: 100 }]],
+    ['1,pause,50%,100%', [{ count: 1 }, { percent: 50, pause: true }, { percent: 100 }]],
+    ['pause,100%', [{ percent: 100, pause: true }]],
+  ])('%s=%j reads as cumulative stages', (value, want) => {
+    const r = parseAnnotations({ ...base, [KEYS.steps]: value });
+    expect(r.ok && r.config?.steps).toEqual(want);
   });
 
   it('requires a query unless the rollout is bypassed', () => {

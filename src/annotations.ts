@@ -16,6 +16,11 @@ export const KEYS = {
   prometheusSecret: `${PREFIX}prometheus-secret`,
   paused: `${PREFIX}paused`,
   standardRollingUpdate: `${PREFIX}standard-rolling-update`,
+  steps: `${PREFIX}steps`,
+  promote: `${PREFIX}promote`,
+  abort: `${PREFIX}abort`,
+  onFailure: `${PREFIX}on-failure`,
+  progressDeadlineSeconds: `${PREFIX}progress-deadline-seconds`,
   status: `${PREFIX}status`,
 } as const;
 
@@ -25,10 +30,22 @@ export const INTEGER_BOUNDS = {
   periodSeconds: { key: KEYS.periodSeconds, min: 1, max: 86400, default: 30 },
   successThreshold: { key: KEYS.successThreshold, min: 1, max: 1000, default: 3 },
   failureThreshold: { key: KEYS.failureThreshold, min: 0, max: 1000, default: 0 },
+  // 0 = no deadline. Up to a week: a longer "deadline" is no deadline.
+  progressDeadlineSeconds: { key: KEYS.progressDeadlineSeconds, min: 0, max: 604800, default: 0 },
 } as const;
 
 /** MAX_QUERY_LENGTH bounds the PromQL text: it travels in a URL query string on every check. */
 export const MAX_QUERY_LENGTH = 8192;
+
+
+/**
+ * Step is one stage of phased-rollout.io/steps: a cumulative count of updated pods, or a percentage of
+ * replicas; `pause` when a `pause` marker stands before it (the rollout waits for promotion there).
+ */
+export type Step = ({ count: number } | { percent: number }) & { pause?: true };
+
+/** MAX_STEPS bounds the steps list (a 1,000-pod StatefulSet needs far fewer than that many stages). */
+export const MAX_STEPS = 100;
 
 /** RolloutConfig is the typed, defaulted form of an opted-in StatefulSet's annotations. */
 export interface RolloutConfig {
@@ -38,9 +55,18 @@ export interface RolloutConfig {
   periodSeconds: number;
   successThreshold: number;
   failureThreshold: number;
+  progressDeadlineSeconds: number;
+  /** What a failed rollout does: stop where it is (halt), or put the known-good template back (rollback). */
+  onFailure: 'halt' | 'rollback';
   prometheusSecret?: string;
   paused: boolean;
   standardRollingUpdate: boolean;
+  /** Absent: one pod per step. */
+  steps?: Step[];
+  /** The pause a user let the rollout past: `kubectl phased-rollout promote` writes `<revision>/<stage>`. */
+  promote?: { revision: string; stage: number };
+  /** The revision a user asked to roll back (`kubectl phased-rollout abort`). */
+  abort?: string;
 }
 
 /** Problem is one bad annotation: its key, the value found, and what is allowed instead. */
@@ -91,13 +117,20 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   const query = parseQuery(a, standardRollingUpdate, problems);
   const prometheusUrl = parseUrl(a, problems);
   const prometheusSecret = parseSecretName(a, problems);
+  const steps = parseSteps(a, problems);
+  const promote = parsePromote(a, problems);
+  const abort = parseRevision(a, KEYS.abort, problems);
+  const onFailure = parseOnFailure(a, problems);
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, paused, standardRollingUpdate };
+  const config: RolloutConfig = { ...ints, paused, standardRollingUpdate, onFailure };
   if (query !== undefined) config.query = query;
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
+  if (steps !== undefined) config.steps = steps;
+  if (promote !== undefined) config.promote = promote;
+  if (abort !== undefined) config.abort = abort;
   return { optIn, ok: true, config };
 }
 
@@ -170,6 +203,81 @@ function parseUrl(a: Record<string, string | undefined>, problems: Problem[]): s
     return undefined;
   }
   return v.replace(/\/+$/, '');
+}
+
+const STEP_COUNT = /^[1-9][0-9]{0,5}$/;
+const STEP_PERCENT = /^([1-9][0-9]?|100)%$/;
+
+/**
+ * parseSteps reads `phased-rollout.io/steps`: comma-separated cumulative targets, each a pod count
+ * ("1") or a percentage of replicas ("10%"), counts increasing among counts and percentages among
+ * percentages, ending with "100%" so that a rollout always reaches every pod whatever the replica count.
+ * A `pause` marker before a stage makes the rollout wait there for `kubectl phased-rollout promote`.
+ * Counts and percentages are compared only once replicas are known (src/rollout/steps.ts): a stage
+ * that adds no pod at that size is skipped (its pause moves to the next stage).
+ */
+function parseSteps(a: Record<string, string | undefined>, problems: Problem[]): Step[] | undefined {
+  const v = a[KEYS.steps];
+  if (v === undefined) return undefined;
+  const allowed = `comma-separated cumulative pod counts or percentages, increasing, ending with 100%, with optional "pause" markers between them (at most ${MAX_STEPS} stages), e.g. "1,pause,10%,50%,100%"`;
+  const items = v.split(',').map((x) => x.trim());
+  const steps: Step[] = [];
+  let lastCount = 0;
+  let lastPercent = 0;
+  let pause = false;
+  const refuse = () => {
+    problems.push({ key: KEYS.steps, value: v, allowed });
+    return undefined;
+  };
+  for (const item of items) {
+    if (item === 'pause') {
+      if (pause) return refuse();
+      pause = true;
+      continue;
+    }
+    let step: Step;
+    if (STEP_COUNT.test(item) && Number(item) > lastCount) {
+      lastCount = Number(item);
+      step = { count: lastCount };
+    } else if (STEP_PERCENT.test(item) && Number(item.slice(0, -1)) > lastPercent) {
+      lastPercent = Number(item.slice(0, -1));
+      step = { percent: lastPercent };
+    } else return refuse();
+    if (pause) step.pause = true;
+    pause = false;
+    steps.push(step);
+  }
+  if (steps.length > MAX_STEPS || items[items.length - 1] !== '100%') return refuse();
+  return steps;
+}
+
+// A ControllerRevision name (a DNS subdomain) and a stage number.
+const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)\/([1-9][0-9]{0,2})$/;
+const REVISION = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+function parseRevision(a: Record<string, string | undefined>, key: string, problems: Problem[]): string | undefined {
+  const v = a[key];
+  if (v === undefined) return undefined;
+  if (REVISION.test(v)) return v;
+  problems.push({ key, value: v, allowed: 'a revision name (status.updateRevision), as `kubectl phased-rollout abort` writes it' });
+  return undefined;
+}
+
+function parseOnFailure(a: Record<string, string | undefined>, problems: Problem[]): 'halt' | 'rollback' {
+  const v = a[KEYS.onFailure];
+  if (v === undefined || v === 'halt') return 'halt';
+  if (v === 'rollback') return 'rollback';
+  problems.push({ key: KEYS.onFailure, value: v, allowed: '"halt" or "rollback"' });
+  return 'halt';
+}
+
+function parsePromote(a: Record<string, string | undefined>, problems: Problem[]): { revision: string; stage: number } | undefined {
+  const v = a[KEYS.promote];
+  if (v === undefined) return undefined;
+  const m = PROMOTE.exec(v);
+  if (m) return { revision: m[1] ?? '', stage: Number(m[3]) };
+  problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step>, as `kubectl phased-rollout promote` writes it' });
+  return undefined;
 }
 
 // RFC 1123 subdomain, the rule for Secret names.

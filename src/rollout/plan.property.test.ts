@@ -2,6 +2,7 @@
 // and random gate verdicts fed back the way the reconciler does. The oracle below restates, without
 // using the planner's code, when a partition may go down at all.
 import fc from 'fast-check';
+import { stepFloor } from '../../test/support/step-floor.js';
 import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
 import type { Memory, PlanInput, PodView, StatefulSetView } from './types.js';
@@ -26,6 +27,9 @@ const observed = fc
     delay: fc.constantFrom(0, 0, 3),
     paused: fc.constantFrom(false, false, false, true),
     bypass: fc.constantFrom(false, false, false, true),
+    steps: fc.constantFrom(undefined, undefined, '1,50%,100%', '2,100%', '34%,100%', '100%', '1,pause,100%'),
+    onFailure: fc.constantFrom(undefined, 'halt', 'rollback'),
+    deadline: fc.constantFrom(undefined, undefined, '1', '30'),
     status: fc.constantFrom(undefined, undefined, 'Checking', 'Checking', 'Completed', 'Failed', 'Paused', 'Idle'),
     pods: fc.array(
       fc.record({ present: fc.constantFrom(true, true, true, false), rev: fc.constantFrom(...REVS), ready: fc.constantFrom(true, true, false), readyAgoMs: fc.integer({ min: 0, max: 60_000 }), deleting: fc.constantFrom(false, false, false, true) }),
@@ -43,6 +47,9 @@ const observed = fc
     };
     if (o.paused) annotations[KEYS.paused] = 'true';
     if (o.bypass) annotations[KEYS.standardRollingUpdate] = 'true';
+    if (o.steps) annotations[KEYS.steps] = o.steps;
+    if (o.onFailure) annotations[KEYS.onFailure] = o.onFailure;
+    if (o.deadline) annotations[KEYS.progressDeadlineSeconds] = o.deadline;
     if (o.status) annotations[KEYS.status] = JSON.stringify({ phase: o.status, revision: o.update, partition: o.partition, replicas: o.replicas, updated: 0, message: '', since: '' });
     const sts: StatefulSetView = {
       namespace: 'ns',
@@ -86,7 +93,8 @@ const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'fail', 'error
  * mayLower is the oracle: may plan() move the partition from `from` down to `to` on this input? Only
  * (a) a bypass or (b) a revert (both to 0, never while paused), or (c) one forward step earned by a
  * full streak of passes for this revision held in memory, with every pod present, available, and
- * updated at or above the partition, and no not-updated pod skipped.
+ * updated at or above the partition, going no further than the next pod still to roll (or, with
+ * phased-rollout.io/steps, than the stage that covers it).
  */
 function mayLower(i: PlanInput, success: number, to: number): string | undefined {
   const { sts, pods } = i;
@@ -105,8 +113,9 @@ function mayLower(i: PlanInput, success: number, to: number): string | undefined
     const pod = byIndex.get(j);
     if (!pod || !pod.ready || pod.deleting) return `lowered while pod ${j} is not available`;
     if (j >= p && pod.revision !== sts.updateRevision) return `lowered while pod ${j} at or above the partition is not updated`;
-    if (j > to && j < p && pod.revision !== sts.updateRevision) return `lowered past not-updated pod ${j} (more than one step)`;
   }
+  const floor = stepFloor(p, sts.replicas, ann[KEYS.steps], (j) => byIndex.get(j)?.revision !== sts.updateRevision);
+  if (to < floor) return `lowered to ${to}, past ${floor} (more than one step)`;
   return undefined;
 }
 
@@ -119,6 +128,11 @@ describe('plan() over generated states', () => {
         let r = plan(input);
         for (let k = 0; ; k++) {
           for (const a of r.actions) {
+            // A rollback only ever restores the known-good revision, never while paused.
+            if (a.type === 'restoreTemplate') {
+              expect(a.revision).toBe(sts.currentRevision);
+              expect(sts.annotations[KEYS.paused]).not.toBe('true');
+            }
             if (a.type !== 'setPartition') continue;
             expect(a.to).toBeGreaterThanOrEqual(0);
             if (a.to < a.from) {
@@ -159,7 +173,7 @@ describe('plan() over generated states', () => {
     expect(mayLower({ sts, pods, nowMs: T0 }, 3, 2)).toBe('lowered without a streak for this revision in memory');
     const m: Memory = { step: 'x', revision: 'r2', seenAtMs: T0, streak: 3, failures: 0 };
     expect(mayLower({ sts, pods, nowMs: T0, memory: m }, 3, 2)).toBeUndefined();
-    expect(mayLower({ sts, pods, nowMs: T0, memory: m }, 3, 1)).toBe('lowered past not-updated pod 2 (more than one step)');
+    expect(mayLower({ sts, pods, nowMs: T0, memory: m }, 3, 1)).toBe('lowered to 1, past 2 (more than one step)');
     expect(mayLower({ sts, pods, nowMs: T0, memory: { ...m, streak: 2 } }, 3, 2)).toBe('lowered on a streak of 2 < 3');
   });
 });

@@ -1,5 +1,6 @@
 import { KEYS } from '../annotations.js';
-import { nextPartition, plan, recordVerdict } from './plan.js';
+import { plan, recordVerdict } from './plan.js';
+import { nextPartition } from './steps.js';
 import type { Action, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -218,6 +219,95 @@ describe('plan: forward rollout', () => {
   });
 });
 
+describe('plan: steps', () => {
+  /** roll drives a 10-pod rollout through plan() as the cluster would: each lowered partition's pods update. */
+  function roll(ann: Record<string, string>, replicas = 10): { partitions: number[]; messages: string[] } {
+    const partitions: number[] = [];
+    const messages: string[] = [];
+    let partition = replicas;
+    let memory: Memory | undefined;
+    let now = T0;
+    for (let guard = 0; guard < 50 && partition > 0; guard++) {
+      const revs = Array.from({ length: replicas }, (_, i) => (i >= partition ? 'new' : 'old'));
+      const r = runChecks(input(sts({ ann, replicas, partition }), pods(revs), now, memory), ['pass', 'pass']);
+      const moved = of(r.r, 'setPartition')[0];
+      if (!moved) throw new Error(`no step at partition ${partition}: ${r.r.phase}`);
+      partitions.push(moved.to);
+      messages.push(of(r.r, 'event').find((e) => e.reason === 'PartitionLowered')?.message ?? '');
+      partition = moved.to;
+      memory = r.memory;
+      now = r.now + 1000;
+    }
+    return { partitions, messages };
+  }
+
+  it('lowers the partition to each stage of 1,50%,100% after a full streak, then verifies at 0', () => {
+    const { partitions, messages } = roll({ ...FAST, [KEYS.steps]: '1,50%,100%' });
+    expect(partitions).toEqual([9, 5, 0]);
+    expect(messages).toEqual([
+      'partition 10 -> 9 after 2/2 passing checks; pod db-9 rolls next (step 1 of 3)',
+      'partition 9 -> 5 after 2/2 passing checks; pods db-5..db-8 roll next (step 2 of 3)',
+      'partition 5 -> 0 after 2/2 passing checks; pods db-0..db-4 roll next (step 3 of 3)',
+    ]);
+    // At 0 every pod is updated: the gate runs in full once more before Completed.
+    const done = runChecks(input(sts({ ann: { ...FAST, [KEYS.steps]: '1,50%,100%' }, replicas: 10, partition: 0 }), pods(Array(10).fill('new'))), ['pass', 'pass']);
+    expect(done.r.phase).toBe('Completed');
+  });
+
+  it('says how it rolls in RolloutStarted', () => {
+    const started = (ann: Record<string, string>) => of(plan(input(sts({ ann }), pods(['old', 'old', 'old']))), 'event').find((e) => e.reason === 'RolloutStarted')?.message;
+    expect(started({ ...FAST, [KEYS.steps]: '1,100%' })).toBe('rolling revision new in steps 1,100% from partition 3');
+    expect(started(FAST)).toBe('rolling revision new one pod at a time from partition 3');
+  });
+
+  it('without steps rolls one pod per step, as before', () => {
+    expect(roll(FAST, 4).partitions).toEqual([3, 2, 1, 0]);
+  });
+
+  it('waits for every pod of a stage to be updated and available before checking again', () => {
+    const ann = { ...FAST, [KEYS.steps]: '1,50%,100%' };
+    // Partition 5: pods 5..9 must all be new and ready; pod 7 is still old, pod 8 not ready.
+    expect(plan(input(sts({ ann, replicas: 10, partition: 5 }), pods(['old', 'old', 'old', 'old', 'old', 'new', 'new', 'old', 'new', 'new']))).phase).toBe('WaitingForPods');
+    expect(plan(input(sts({ ann, replicas: 10, partition: 5 }), pods(['old', 'old', 'old', 'old', 'old', 'new', 'new', 'new', 'new!', 'new']))).phase).toBe('WaitingForPods');
+    expect(plan(input(sts({ ann, replicas: 10, partition: 5 }), pods(['old', 'old', 'old', 'old', 'old', 'new', 'new', 'new', 'new', 'new']))).phase).toBe('Checking');
+  });
+
+  it('waits at a pause marker for promotion of this revision past that step, then gates as usual', () => {
+    const ann = { ...FAST, [KEYS.steps]: '1,pause,50%,100%' };
+    const at9 = (extra: Record<string, string> = {}, memory?: Memory) => input(sts({ ann: { ...ann, ...extra }, replicas: 10, partition: 9 }), pods([...Array(9).fill('old'), 'new']), T0, memory);
+    // Stage 1 done: Paused with the step that waits, no check, nothing moves, even with a streak in memory.
+    const held = runChecks(at9(), ['pass', 'pass', 'pass']);
+    expect(held.r.phase).toBe('Paused');
+    expect(held.r.check).toBeUndefined();
+    expect(partitionMoves(held.r)).toEqual([]);
+    const paused = plan(at9({}, { step: 'new@9#x', revision: 'new', seenAtMs: T0 - 60_000, streak: 5, failures: 0, replicas: 10 }));
+    expect(partitionMoves(paused)).toEqual([]);
+    expect(statusOf(paused)).toMatchObject({ phase: 'Paused', promotion: 2, message: 'waiting for promotion before step 2 of 3 at partition 9: kubectl phased-rollout promote db' });
+    expect(events(paused)).toContain('RolloutPaused');
+    // A promotion of another revision or another step does not count.
+    expect(plan(at9({ [KEYS.promote]: 'other/2' })).phase).toBe('Paused');
+    expect(plan(at9({ [KEYS.promote]: 'new/3' })).phase).toBe('Paused');
+    // Promoted: the gate runs from zero, and the full streak lowers to the stage.
+    const promoted = at9({ [KEYS.promote]: 'new/2' });
+    expect(plan(promoted).phase).toBe('Checking');
+    expect(partitionMoves(runChecks(promoted, ['pass']).r)).toEqual([]);
+    expect(partitionMoves(runChecks(promoted, ['pass', 'pass']).r)).toEqual([5]);
+  });
+
+  it('a pause before the first stage holds the rollout before any pod rolls', () => {
+    const r = plan(input(sts({ ann: { ...FAST, [KEYS.steps]: 'pause,100%' } }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('Paused');
+    expect(statusOf(r)?.promotion).toBe(1);
+  });
+
+  it('invalid steps are Invalid and move nothing', () => {
+    const r = plan(input(sts({ ann: { ...FAST, [KEYS.steps]: '1,50%' } }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('Invalid');
+    expect(partitionMoves(r)).toEqual([]);
+    expect(statusOf(r)?.message).toContain('ending with 100%');
+  });
+});
+
 describe('plan: restarts, failures, pause', () => {
   it('after a restart the streak starts from zero and one passed gate lowers the partition once', () => {
     const s = sts({ partition: 2, status: { phase: 'Checking', partition: 2 } });
@@ -268,6 +358,96 @@ describe('plan: restarts, failures, pause', () => {
     const resumed = plan(input(sts({ partition: 2, status: { phase: 'Paused', partition: 2 } }), pods(['old', 'old', 'new'])));
     expect(events(resumed)).toEqual(['RolloutResumed']);
     expect(resumed.phase).toBe('Checking');
+  });
+});
+
+describe('plan: on-failure rollback, abort, progress deadline', () => {
+  const RB = { ...FAST, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+  const restoreOf = (r: PlanResult) => of(r, 'restoreTemplate').map((a) => a.revision);
+
+  it('on-failure rollback: at failure-threshold restores the known-good template, records the failed revision', () => {
+    const i = input(sts({ ann: RB, partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
+    const r = runChecks(i, ['fail', 'fail']).r;
+    expect(r.phase).toBe('RollingBack');
+    expect(restoreOf(r)).toEqual(['old']);
+    expect(partitionMoves(r)).toEqual([]);
+    expect(statusOf(r)).toMatchObject({ phase: 'RollingBack', revision: 'new', failedRevision: 'new', failureReason: 'FailureThreshold' });
+    expect(statusOf(r)?.message).toBe('gate failed 2 times in a row at partition 2 (fail); rolling back to revision old');
+    expect(events(r)).toEqual(['RollbackStarted']);
+    // on-failure halt (the default) stays Failed where it is.
+    const halt = runChecks(input(sts({ ann: { ...RB, [KEYS.onFailure]: 'halt' }, partition: 2 }), pods(['old', 'old', 'new'])), ['fail', 'fail']).r;
+    expect(halt.phase).toBe('Failed');
+    expect(restoreOf(halt)).toEqual([]);
+  });
+
+  it('finishes a rollback whose template patch did not land, and never rolls it twice once the template is back', () => {
+    const st = { phase: 'RollingBack' as const, revision: 'new', partition: 2, failedRevision: 'new', failureReason: 'FailureThreshold' as const, message: 'm' };
+    // The status says a rollback of `new` began, the template still names `new`: restore again (idempotent).
+    expect(restoreOf(plan(input(sts({ ann: RB, partition: 2, status: st }), pods(['old', 'old', 'new']))))).toEqual(['old']);
+    // Template back: the StatefulSet controller names `old` again; the revert path restores pods without a gate.
+    const reverting = plan(input(sts({ ann: RB, partition: 3, updateRevision: 'old', currentRevision: 'old', status: st }), pods(['old', 'old', 'new!'])));
+    expect(reverting.phase).toBe('RollingBack');
+    expect(partitionMoves(reverting)).toEqual([0]);
+    expect(restoreOf(reverting)).toEqual([]);
+    expect(statusOf(reverting)).toMatchObject({ revision: 'old', failedRevision: 'new' });
+    // Restored: RolledBack, pinned again, the failed revision still on record. Even after a restart.
+    const rolling = { ...st, revision: 'old', partition: 0 };
+    const done = plan(input(sts({ ann: RB, partition: 0, updateRevision: 'old', currentRevision: 'old', status: rolling }), pods(['old', 'old', 'old'])));
+    expect(done.phase).toBe('RolledBack');
+    expect(partitionMoves(done)).toEqual([3]);
+    expect(events(done)).toEqual(['RolledBack']);
+    expect(statusOf(done)).toMatchObject({ phase: 'RolledBack', failedRevision: 'new', message: 'rolled back from new (FailureThreshold): every pod on revision old, pinned again' });
+  });
+
+  it('the rolled-back revision applied again (a GitOps re-sync) is held, not rolled: no rollback loop', () => {
+    const st = { phase: 'RolledBack' as const, revision: 'old', partition: 3, failedRevision: 'new', failureReason: 'FailureThreshold' as const };
+    const again = plan(input(sts({ ann: RB, status: st }), pods(['old', 'old', 'old'])));
+    expect(again.phase).toBe('Failed');
+    expect(again.check).toBeUndefined();
+    expect(partitionMoves(again)).toEqual([]);
+    expect(restoreOf(again)).toEqual([]);
+    expect(statusOf(again)?.message).toContain('revision new was rolled back (FailureThreshold) and is held');
+    // A different revision rolls as usual (gated); a retry (status removed) rolls the same one again.
+    expect(plan(input(sts({ ann: RB, updateRevision: 'newer', status: st }), pods(['old', 'old', 'old']))).phase).toBe('Checking');
+    expect(plan(input(sts({ ann: RB }), pods(['old', 'old', 'old']))).phase).toBe('Checking');
+  });
+
+  it('a new revision applied during a rollback rolls forward, gated, from the top', () => {
+    const st = { phase: 'RollingBack' as const, revision: 'new', partition: 2, failedRevision: 'new', failureReason: 'FailureThreshold' as const };
+    const r = plan(input(sts({ ann: RB, updateRevision: 'newer', partition: 3, status: st }), pods(['old', 'old', 'new'])));
+    expect(r.phase).toBe('Checking');
+    expect(restoreOf(r)).toEqual([]);
+    expect(partitionMoves(r)).toEqual([]);
+  });
+
+  it('abort rolls back this revision whatever on-failure says; a stale abort of another revision does nothing', () => {
+    const ann = { ...FAST, [KEYS.abort]: 'new' };
+    const r = plan(input(sts({ ann, partition: 2 }), pods(['old', 'old', 'new'])));
+    expect(restoreOf(r)).toEqual(['old']);
+    expect(statusOf(r)).toMatchObject({ phase: 'RollingBack', failureReason: 'Aborted', failedRevision: 'new' });
+    expect(restoreOf(plan(input(sts({ ann: { ...FAST, [KEYS.abort]: 'older' }, partition: 2 }), pods(['old', 'old', 'new']))))).toEqual([]);
+    // Paused holds an abort too (nothing moves while paused).
+    expect(restoreOf(plan(input(sts({ ann: { ...ann, [KEYS.paused]: 'true' }, partition: 2 }), pods(['old', 'old', 'new']))))).toEqual([]);
+  });
+
+  it('progress deadline: no step for that long fails (or rolls back), and a step restarts the clock', () => {
+    const ann = { ...FAST, [KEYS.progressDeadlineSeconds]: '60' };
+    const stuck = pods(['old', 'old', 'new!']); // the rolled pod never becomes ready
+    const first = plan(input(sts({ ann, partition: 2 }), stuck));
+    expect(first.phase).toBe('WaitingForPods');
+    expect(first.requeueAfterMs).toBe(60_000); // looked at again by the deadline, even with no event
+    expect(plan(input(sts({ ann, partition: 2 }), stuck, T0 + 59_999, first.memory)).phase).toBe('WaitingForPods');
+    const late = plan(input(sts({ ann, partition: 2 }), stuck, T0 + 60_000, first.memory));
+    expect(late.phase).toBe('Failed');
+    expect(statusOf(late)?.message).toContain('no progress for 60s at partition 2 (progress-deadline-seconds)');
+    const rb = plan(input(sts({ ann: { ...ann, [KEYS.onFailure]: 'rollback' }, partition: 2 }), stuck, T0 + 60_000, first.memory));
+    expect(restoreOf(rb)).toEqual(['old']);
+    expect(statusOf(rb)?.failureReason).toBe('ProgressDeadlineExceeded');
+    // A partition step is progress: the clock starts again from it.
+    const i = input(sts({ ann, partition: 3 }), pods(['old', 'old', 'old']), T0 + 50_000);
+    const stepped = runChecks(i, ['pass', 'pass']);
+    expect(partitionMoves(stepped.r)).toEqual([2]);
+    expect(plan(input(sts({ ann, partition: 2 }), pods(['old', 'old', 'new']), T0 + 100_000, stepped.memory)).phase).not.toBe('Failed');
   });
 });
 

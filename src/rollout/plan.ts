@@ -1,9 +1,10 @@
 // SPEC §4.2 as one pure function: a snapshot of a StatefulSet, its pods and what this process remembers
 // in; the actions to take, whether a gate check is due, and when to look again out. No I/O, no clock.
-import { formatProblems, parseAnnotations, type RolloutConfig } from '../annotations.js';
+import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
-import type { Action, CheckRequest, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
+import { nextPartition as nextBelow, stepTarget } from './steps.js';
+import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
 /** recordVerdict folds one gate outcome into the memory (SPEC §4.3: pass adds, fail and error reset). */
 export function recordVerdict(m: Memory, v: Verdict, nowMs: number): Memory {
@@ -17,20 +18,14 @@ function availableAtMs(p: PodView, minReadySeconds: number): number | undefined 
   return (p.readySinceMs ?? 0) + minReadySeconds * 1000;
 }
 
-/** nextPartition is the step below p: the highest index under p whose pod is not updated yet (or 0). */
-export function nextPartition(p: number, byIndex: Map<number, PodView>, revision: string): number {
-  for (let j = p - 1; j >= 0; j--) {
-    if (byIndex.get(j)?.revision !== revision) return j;
-  }
-  return 0;
-}
-
 interface Ctx {
   input: PlanInput;
   prev: RolloutStatus | undefined;
   revision: string;
   updated: number;
   actions: Action[];
+  /** Fields of the status beyond the common ones (e.g. the step waiting for promotion). */
+  status?: Partial<RolloutStatus>;
 }
 
 function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
@@ -50,9 +45,13 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   };
   if (gate) next.gate = gate;
   if (ROLLING.has(phase) && memory?.revision === c.revision) next.streak = memory.streak;
+  // The last rolled-back revision stays on record until the status is cleared (a retry).
+  if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
+  Object.assign(next, c.status);
   const actions = [...c.actions];
   if (statusChanged(c.prev, next)) {
-    actions.push(...transitionEvents(c.prev, next));
+    const steps = sts.annotations[KEYS.steps];
+    actions.push(...transitionEvents(c.prev, next, steps !== undefined && ROLLING.has(phase) ? `in steps ${steps}` : undefined));
     actions.push({ type: 'writeStatus', status: next });
   }
   const { memory: _ignored, ...rest } = extra;
@@ -133,6 +132,15 @@ export function plan(input: PlanInput): PlanResult {
     return finish(c, 'RollingBack', `restoring ${stale.length} pod(s) to known-good revision ${revision} without gates`, { memory: reverting }, 0);
   }
 
+  // A revision that was rolled back is not rolled again when it comes back (a GitOps tool re-applying
+  // the same manifest): it is held, pinned, until a different revision or a retry. The status can only
+  // stop a rollout here, or finish a rollback it started (the template patch may not have landed).
+  if (prev?.failedRevision === revision && current !== revision) {
+    if (prev.phase === 'RollingBack' && prev.revision === revision) return rollback(c, current, prev.failureReason ?? 'FailureThreshold', prev.message);
+    return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
+  }
+  if (cfg.abort === revision && current !== revision) return rollback(c, current, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${current}`);
+
   // Failed is kept in the status so that it survives a restart. The status can only stop a rollout
   // here, never move one (a forged Failed stops; a removed one is a retry, as the plugin does).
   if (prev?.phase === 'Failed' && prev.revision === revision) return finish(c, 'Failed', prev.message, { memory: undefined });
@@ -141,12 +149,19 @@ export function plan(input: PlanInput): PlanResult {
     // Every pod runs the current revision. Judged by pods and revisions, never by our status: a
     // partition at 0 means a rollout was let all the way down and its last pod has not been verified
     // (unless this process just restored it), so the gate runs once more before Completed.
-    const restored = input.memory?.reverting === true && input.memory.revision === revision;
+    // A revert this process, or the recorded status, says it made: re-pinning raises the partition
+    // (the safe direction), so a status read back may decide it.
+    const restored = (input.memory?.reverting === true && input.memory.revision === revision) || (prev?.phase === 'RollingBack' && prev.revision === revision);
     if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
       // finished revert or a completed rollout: pin again.
       const done = prev?.phase === 'Completed' && prev.revision === revision; // display only
+      const rolledBack = prev?.failedRevision !== undefined && (prev.phase === 'RolledBack' || prev.phase === 'RollingBack') && prev.revision === revision; // display only
       if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+      if (rolledBack) {
+        const message = prev.phase === 'RolledBack' ? prev.message : `rolled back from ${prev.failedRevision} (${prev.failureReason ?? 'failed'}): every pod on revision ${revision}, pinned again`;
+        return finish(c, 'RolledBack', message, { memory: undefined }, Math.max(sts.partition, sts.replicas));
+      }
       const message = restored ? `restored revision ${revision}; pinned again` : done ? prev.message : `no rollout pending; revision ${revision}`;
       return finish(c, done ? 'Completed' : 'Idle', message, { memory: undefined }, Math.max(sts.partition, sts.replicas));
     }
@@ -175,18 +190,48 @@ function growthRaise(sts: PlanInput['sts'], m: Memory): Action[] | undefined {
   ];
 }
 
+/**
+ * rollback gives a rollout up by putting the known-good revision's pod template back: the StatefulSet
+ * controller then names that revision again, and the revert path restores the pods without a gate.
+ * The failed revision is recorded in the status so that it is not rolled again when re-applied.
+ */
+function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: string): PlanResult {
+  c.actions.push({ type: 'restoreTemplate', revision: goodRevision });
+  c.status = { failedRevision: c.revision, failureReason: reason };
+  return finish(c, 'RollingBack', message, { memory: undefined, requeueAfterMs: 1000 });
+}
+
+/** giveUp ends a rollout that failed: Failed where it stands (on-failure: halt), or a rollback. */
+function giveUp(c: Ctx, cfg: RolloutConfig, reason: FailureReason, message: string, memory: Memory): PlanResult {
+  const current = c.input.sts.currentRevision;
+  if (cfg.onFailure === 'rollback' && current && current !== c.revision) return rollback(c, current, reason, `${message}; rolling back to revision ${current}`);
+  return finish(c, 'Failed', `${message}; apply a new revision or re-enable to retry`, { memory });
+}
+
 /** stepMemory returns the memory for this step: kept when it is the same step, fresh otherwise. */
 function stepMemory(c: Ctx, step: string): Memory {
   const { sts, nowMs, memory: m } = c.input;
-  if (!m || m.revision !== c.revision || m.reverting) return { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0, replicas: sts.replicas };
+  if (!m || m.revision !== c.revision || m.reverting) return { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
   if (m.step === step) return m;
   // A lowered partition keeps the bake anchor (the rolled pod's availability comes later anyway); a
   // changed gate starts the initial delay again.
   const sameGate = m.step.slice(m.step.indexOf('#')) === step.slice(step.indexOf('#'));
-  return { step, revision: c.revision, seenAtMs: sameGate ? m.seenAtMs : nowMs, streak: 0, failures: 0, replicas: sts.replicas };
+  return { step, revision: c.revision, seenAtMs: sameGate ? m.seenAtMs : nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: m.progressAtMs ?? nowMs };
 }
 
+/**
+ * forward steps a rollout, and with progress-deadline-seconds makes sure it is looked at again by the
+ * deadline even when nothing else happens (a pod that never becomes ready sends no more events).
+ */
 function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<number, PodView>): PlanResult {
+  const r = forwardStep(c, cfg, check, byIndex);
+  const since = r.memory?.progressAtMs;
+  if (cfg.progressDeadlineSeconds === 0 || since === undefined || r.phase === null || !ROLLING.has(r.phase)) return r;
+  const left = Math.max(1, since + cfg.progressDeadlineSeconds * 1000 - c.input.nowMs);
+  return { ...r, requeueAfterMs: Math.min(r.requeueAfterMs ?? left, left) };
+}
+
+function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<number, PodView>): PlanResult {
   const { sts, nowMs } = c.input;
   const p = Math.min(sts.partition, sts.replicas);
 
@@ -196,10 +241,19 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
   const raise = growthRaise(sts, m);
   if (raise) {
     c.actions.push(...raise);
-    const raised: Memory = { step: `${c.revision}@${sts.replicas}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: m.failures, replicas: sts.replicas };
+    const raised: Memory = { step: `${c.revision}@${sts.replicas}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: m.failures, replicas: sts.replicas, ...(m.progressAtMs !== undefined ? { progressAtMs: m.progressAtMs } : {}) };
     return finish(c, 'WaitingForPods', `replicas grew to ${sts.replicas} mid-rollout; partition raised to ${sts.replicas}`, { memory: raised, requeueAfterMs: 1000 }, sts.replicas);
   }
   if (m.replicas !== sts.replicas) m = { ...m, replicas: sts.replicas, streak: 0 };
+
+  // No partition step and no completion for progress-deadline-seconds (a pod that never becomes ready,
+  // a gate that never passes): give up. Paused time does not count (a pause drops the memory), nor does
+  // the time before a controller restart (the memory is this process's).
+  const progressAt = m.progressAtMs ?? m.seenAtMs;
+  if (cfg.progressDeadlineSeconds > 0 && nowMs - progressAt >= cfg.progressDeadlineSeconds * 1000) {
+    const doing = c.prev && ROLLING.has(c.prev.phase) ? `; it was ${c.prev.message}` : '';
+    return giveUp(c, cfg, 'ProgressDeadlineExceeded', `no progress for ${cfg.progressDeadlineSeconds}s at partition ${p} (progress-deadline-seconds)${doing}`, m);
+  }
 
   // Every pod must exist and be available, and every pod at or above the partition must be updated.
   // Any interruption drops the streak: passes seen before a pod went down prove nothing after.
@@ -221,8 +275,16 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
   // reconcile saw it down (a quick restart): the streak and the initial delay start over.
   if (m.availableAtMs !== lastAvailable) m = { ...m, availableAtMs: lastAvailable, streak: 0 };
 
+  // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
+  // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
+  const target = stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision);
+  if (p > 0 && target.pause && !(cfg.promote?.revision === c.revision && cfg.promote.stage === target.stage)) {
+    c.status = { promotion: target.stage };
+    return finish(c, 'Paused', `waiting for promotion before step ${target.stage} of ${target.stages} at partition ${p}: kubectl phased-rollout promote ${sts.name}`, { memory: undefined });
+  }
+
   if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
-    return finish(c, 'Failed', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); apply a new revision or re-enable to retry`, { memory: m });
+    return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
   }
   const last = m.lastVerdict && m.lastVerdict.result !== 'pass' ? `; last check: ${m.lastVerdict.result === 'error' ? 'Prometheus error: ' : ''}${m.lastVerdict.detail}` : '';
 
@@ -233,10 +295,14 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
       return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
     }
-    const to = nextPartition(p, byIndex, c.revision);
+    const { to, stage, stages } = target;
+    const first = to + sts.ordinalsStart;
+    const last = nextBelow(p, byIndex, c.revision) + sts.ordinalsStart;
+    const rolls = first === last ? `pod ${sts.name}-${first} rolls next` : `pods ${sts.name}-${first}..${sts.name}-${last} roll next`;
+    const ofStage = stage > 0 ? ` (step ${stage} of ${stages})` : '';
     c.actions.push({ type: 'setPartition', from: sts.partition, to });
-    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; pod ${sts.name}-${to + sts.ordinalsStart} rolls next` });
-    const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas };
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; ${rolls}${ofStage}` });
+    const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
     return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
   }
 

@@ -23,20 +23,23 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * success-threshold per step.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */
 export const ROLLING: ReadonlySet<Phase> = new Set<Phase>(['WaitingForPods', 'Baking', 'Checking']);
 
-/** transitionEvents returns the Events of SPEC §4.4 for a phase change. */
-export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutStatus): Action[] {
+/**
+ * transitionEvents returns the Events of SPEC §4.4 for a phase change; `pace` says how the rollout
+ * moves ("one pod at a time", or the steps).
+ */
+export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutStatus, pace = 'one pod at a time'): Action[] {
   const ev = (eventType: 'Normal' | 'Warning', reason: string, message: string): Action => ({ type: 'event', eventType, reason, message });
   const out: Action[] = [];
   const was = prev?.phase;
   const newRevision = prev?.revision !== next.revision;
   if (ROLLING.has(next.phase) && (!was || !ROLLING.has(was) || newRevision) && was !== 'Paused') {
-    out.push(ev('Normal', 'RolloutStarted', `rolling revision ${next.revision} one pod at a time from partition ${next.partition}`));
+    out.push(ev('Normal', 'RolloutStarted', `rolling revision ${next.revision} ${pace} from partition ${next.partition}`));
   }
   if (was === next.phase && !newRevision) return out;
   if (was === 'Paused' && next.phase !== 'Paused') out.push(ev('Normal', 'RolloutResumed', `resumed at partition ${next.partition}`));
@@ -52,6 +55,9 @@ export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutS
       break;
     case 'RollingBack':
       out.push(ev('Warning', 'RollbackStarted', next.message));
+      break;
+    case 'RolledBack':
+      out.push(ev('Warning', 'RolledBack', next.message));
       break;
     case 'Invalid':
       out.push(ev('Warning', 'InvalidConfiguration', next.message));

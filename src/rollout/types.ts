@@ -2,10 +2,13 @@
 // since the epoch), so plan() is a pure function tested in tables.
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
-export type Phase = 'Idle' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
+export type Phase = 'Idle' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
 
 /** PHASES lists every phase, for the one-hot phase metric. */
-export const PHASES: readonly Phase[] = ['Idle', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
+export const PHASES: readonly Phase[] = ['Idle', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'RolledBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
+
+/** FailureReason says why a rollout was given up: the gate, the progress deadline, or a user's abort. */
+export type FailureReason = 'FailureThreshold' | 'ProgressDeadlineExceeded' | 'Aborted';
 
 /** GateState summarises the latest check, so the status can show a Prometheus outage. */
 export type GateState = 'passing' | 'failing' | 'error';
@@ -22,6 +25,14 @@ export interface RolloutStatus {
   gate?: GateState;
   /** Consecutive passing checks of the current step (rolling phases only). */
   streak?: number;
+  /** Paused at a `pause` of phased-rollout.io/steps: the step that waits for `kubectl phased-rollout promote`. */
+  promotion?: number;
+  /**
+   * The revision last rolled back (on-failure: rollback, or an abort), and why. Kept until the status is
+   * cleared (a retry): the same revision applied again is held, not rolled (no rollback loop).
+   */
+  failedRevision?: string;
+  failureReason?: FailureReason;
 }
 
 /** PodView is what the planner needs of one pod. */
@@ -76,6 +87,8 @@ export interface Memory {
   lastVerdict?: Verdict;
   /** Set while restoring a known-good revision, so its end re-pins without a gate. */
   reverting?: boolean;
+  /** The last progress of this rollout (first seen, or a partition step), for progress-deadline-seconds. */
+  progressAtMs?: number;
 }
 
 /** CheckRequest asks the shell to query the gate now. */
@@ -88,6 +101,8 @@ export interface CheckRequest {
 /** Action is one change the shell applies to the cluster. */
 export type Action =
   | { type: 'setPartition'; from: number; to: number }
+  /** Put the pod template of a known-good ControllerRevision back on the StatefulSet (automatic rollback). */
+  | { type: 'restoreTemplate'; revision: string }
   | { type: 'deletePod'; name: string; uid: string; reason: 'RollbackPodDeleted' | 'StrandedPodDeleted'; message: string }
   | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: string; message: string }
   | { type: 'writeStatus'; status: RolloutStatus }

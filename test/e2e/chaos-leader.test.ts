@@ -37,7 +37,7 @@ interface LeaseWrite {
 /** leaseWrites are the successful writes of one Lease, in order, with the holder each one set. */
 function leaseWrites(lease: string): LeaseWrite[] {
   return auditLog(LEASE_NS)
-    .filter((a) => a.objectRef?.resource === 'leases' && a.objectRef.name === lease && (a.responseStatus?.code ?? 0) < 300 && a.stage === 'ResponseComplete')
+    .filter((a) => a.objectRef?.resource === 'leases' && a.objectRef.name === lease && ['create', 'update', 'patch'].includes(a.verb) && (a.responseStatus?.code ?? 500) < 300 && a.stage === 'ResponseComplete')
     .map((a) => ({ at: ms(a.stageTimestamp), holder: ((a.requestObject as { spec?: { holderIdentity?: string | null } } | undefined)?.spec?.holderIdentity ?? null) }))
     .sort((a, b) => a.at - b.at);
 }

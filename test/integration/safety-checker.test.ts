@@ -43,7 +43,7 @@ describe('checkSafety', () => {
     ['a failing blip inside the window', [...base(), lower(20, 3, 2)], [gate(10, '1'), gate(16, '0'), gate(17, '1')], 'gate db was not passing'],
     ['a step while a pod is not ready', [...base(), podReady(12, 1, false), lower(20, 3, 2)], [gate(10, '1')], 'while pod db-1 was not ready'],
     ['a step too soon after the last pod became available', [...base(), podReady(18, 0), lower(20, 3, 2)], [gate(10, '1')], 'ms after the last pod became available'],
-    ['two steps at once', [...base(), lower(20, 3, 1)], [gate(10, '1')], 'past pod db-2 still on r1 (more than one step)'],
+    ['two steps at once', [...base(), lower(20, 3, 1)], [gate(10, '1')], 'lowered 3 -> 1, past 2 (more than one step)'],
     ['a step while the pod above is not updated', [...base(), lower(20, 3, 2), lower(30, 2, 1)], [gate(10, '1')], 'at or above the partition was on r1'],
     ['the same partition lowered twice', [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 3, 2)], [gate(10, '1')], 'partition 3 lowered twice for revision r2'],
     ['a step by someone else', [...base(), lower(20, 3, 2, 'alice')], [gate(10, '1')], 'someone other than the controller'],
@@ -51,6 +51,16 @@ describe('checkSafety', () => {
     const r = checkSafety(events, g, opts);
     expect(r.violations.map((v) => v.why)).toEqual([expect.stringContaining(why)]);
     expect(r.violations[0]?.request).toContain('auditID');
+  });
+
+  it('with phased-rollout.io/steps, accepts a step to the stage and names a step past it', () => {
+    const steps = { ...ANN, 'phased-rollout.io/steps': '1,100%' };
+    const withSteps = () => [...base().slice(0, -1), status(5, 'r2', 'r1', steps)];
+    // 1,100% on 3 pods: 3 -> 2 (one pod), then 2 -> 0 (the other two at once).
+    const ok = checkSafety([...withSteps(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 2, 0)], [gate(10, '1')], opts);
+    expect(ok).toMatchObject({ gatedSteps: 2, violations: [] });
+    const tooFar = checkSafety([...withSteps(), lower(20, 3, 0)], [gate(10, '1')], opts);
+    expect(tooFar.violations.map((v) => v.why)).toEqual(['lowered 3 -> 0, past 2 (more than one step)']);
   });
 
   it('ignores refused writes, raises, reverts and bypasses', () => {

@@ -6,11 +6,14 @@
 // A lowering (a partition that went down) is allowed when:
 //  - it came from the controller's user;
 //  - it is a bypass (standard-rolling-update) or a revert (update revision = current revision) to 0; or
-//  - it is one forward step: every pod of the StatefulSet was ready at that moment, no pod between the
-//    new and the old partition was still on an old revision, at least initial-delay + (k-1) periods had
+//  - it is one forward step: every pod of the StatefulSet was ready at that moment, the partition went
+//    no further than the next pod still to roll (with phased-rollout.io/steps: than the stage covering
+//    that pod, test/support/step-floor.ts), at least initial-delay + (k-1) periods had
 //    passed since the last pod became available, and the gate series was passing throughout the last
 //    (k-1) periods before the step (k = success-threshold), allowing `lagMs` for Prometheus to see a
 //    change. A partition value is lowered at most once (no double step).
+
+import { stepFloor } from './step-floor.js';
 
 /** AuditEvent is the part of an audit.k8s.io/v1 Event the checker reads. */
 export interface AuditEvent {
@@ -180,11 +183,6 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
         break;
       }
       lastAvailable = Math.max(lastAvailable, p.readySinceMs + s.minReadySeconds * 1000);
-      if (i > to && i < from && p.revision !== s.updateRevision) {
-        fail(`lowered ${from} -> ${to}, past pod ${name}-${i} still on ${p.revision} (more than one step)`);
-        bad = true;
-        break;
-      }
       if (i >= from && p.revision !== s.updateRevision) {
         fail(`lowered ${from} -> ${to} while pod ${name}-${i} at or above the partition was on ${p.revision}, not ${s.updateRevision}`);
         bad = true;
@@ -192,6 +190,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       }
     }
     if (bad) continue;
+    // One step: down to the next pod still to roll, or with phased-rollout.io/steps to the stage covering it.
+    const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(i)?.revision !== s.updateRevision);
+    if (to < floor) {
+      fail(`lowered ${from} -> ${to}, past ${floor} (more than one step)`);
+      continue;
+    }
     const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
     const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
     const delay = Number(s.annotations['phased-rollout.io/initial-delay-seconds'] ?? '30') * 1000;

@@ -1,0 +1,57 @@
+// phased-rollout.io/steps on the real cluster: a 10-pod StatefulSet rolled in stages 1, 50%, 100%. Each
+// stage is one partition step after a full passing streak; within a stage the StatefulSet controller
+// replaces the pods one at a time (OrderedReady). The independent safety checker judges every step
+// against the steps annotation.
+import { jest } from '@jest/globals';
+import { KEYS } from '../../src/annotations.js';
+import { fastGate, Rollout } from './chaos.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, safetyReport } from './cluster.js';
+
+jest.setTimeout(180_000);
+
+let ns: string;
+beforeAll(async () => {
+  ns = await createNamespace('e2e-steps');
+});
+afterAll(async () => {
+  await deleteNamespace(ns);
+});
+
+describe('steps', () => {
+  it('rolls 10 pods in the stages 1, 50%, 100%, each after a passing streak', async () => {
+    const sts = new Rollout(ns, 'staged', 10, fastGate('staged', { [KEYS.steps]: '1,50%,100%' }));
+    await sts.create();
+    const rev = await sts.roll('registry.example/app:2');
+    const partitions: number[] = [];
+    const deadline = Date.now() + 150_000;
+    for (;;) {
+      const p = await sts.partition();
+      if (partitions[partitions.length - 1] !== p) partitions.push(p);
+      const s = await sts.status();
+      if (s?.phase === 'Completed' && s.revision === rev) break;
+      if (Date.now() > deadline) throw new Error(`not Completed in time; partitions seen ${partitions.join(' ')}; status ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await sts.completed(rev);
+    // Completed may be written just before or together with the re-pin to 10.
+    expect(partitions.slice(0, 4)).toEqual([10, 9, 5, 0]);
+    expect(partitions.slice(4)).toEqual(partitions.length > 4 ? [10] : []);
+    const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
+    const lowered = events.items.filter((e) => e.involvedObject.name === sts.name && e.reason === 'PartitionLowered').map((e) => e.message).sort().reverse();
+    expect(lowered).toEqual([
+      'partition 9 -> 5 after 2/2 passing checks; pods staged-5..staged-8 roll next (step 2 of 3)',
+      'partition 5 -> 0 after 2/2 passing checks; pods staged-0..staged-4 roll next (step 3 of 3)',
+      'partition 10 -> 9 after 2/2 passing checks; pod staged-9 rolls next (step 1 of 3)',
+    ]);
+    const safety = await safetyReport(ns, sts.name);
+    expect(safety.violations).toEqual([]);
+    expect(safety).toMatchObject({ lowerings: 3, gatedSteps: 3 });
+  });
+
+  it('the webhook denies a malformed steps value with what is allowed', async () => {
+    const sts = new Rollout(ns, 'badsteps', 1, fastGate('badsteps', { [KEYS.steps]: '1,50%' }));
+    const r = await kubectl(['apply', '-f', '-'], sts.manifest);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`phased-rollout.io/steps: "1,50%" (allowed: comma-separated cumulative pod counts or percentages, increasing, ending with 100%`);
+  });
+});

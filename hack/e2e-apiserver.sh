@@ -17,22 +17,34 @@ action=${1:?restart}; down=${2:-3}
 dir=$KWOK_WORKDIR/clusters/$E2E_CLUSTER
 components=(kube-apiserver kube-controller-manager kube-scheduler)
 
+# pidof_component C: the pid of this cluster's C, found by its binary path, which lies inside this
+# cluster's own directory (so no other process can match; a pid file can be stale, a pid reused).
+pidof_component() {
+  local c=$1 p first
+  for p in /proc/[0-9]*; do
+    first=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | head -n 1) || continue
+    if [ "$first" = "$dir/bin/$c" ] && [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" != Z ]; then echo "${p#/proc/}"; return 0; fi
+  done
+  return 1
+}
 declare -A cmdline cwd
 for c in "${components[@]}"; do
-  pid=$(cat "$dir/pids/$c.pid")
-  [ -r "/proc/$pid/cmdline" ] || { echo "$c (pid $pid) is not running" >&2; exit 1; }
+  pid=$(pidof_component "$c") || { echo "$c of $dir is not running" >&2; exit 1; }
   cmdline[$c]=$(tr '\0' '\n' < "/proc/$pid/cmdline")
   cwd[$c]=$(readlink "/proc/$pid/cwd")
 done
-# start C: the recorded command line again, detached, logging where kwokctl logs it.
+# start C: the recorded command line again, detached (setsid), logging where kwokctl logs it; the pid
+# file gets the new process's pid, looked up by its binary path.
 start() {
   local c=$1 args
   mapfile -t args <<< "${cmdline[$c]}"
-  (cd "${cwd[$c]}" && setsid "${args[@]}" >> "$dir/logs/$c.log" 2>&1 < /dev/null & echo $! > "$dir/pids/$c.pid")
+  (cd "${cwd[$c]}" && exec setsid "${args[@]}" >> "$dir/logs/$c.log" 2>&1 < /dev/null) &
+  for _ in $(seq 1 50); do pidof_component "$c" > "$dir/pids/$c.pid" && return 0; sleep 0.1; done
+  echo "$c did not start" >&2; return 1
 }
-running() { local pid; pid=$(cat "$dir/pids/$1.pid"); [ -d "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat")" != Z ]; }
+running() { pidof_component "$1" > /dev/null; }
 
-pid=$(cat "$dir/pids/kube-apiserver.pid")
+pid=$(pidof_component kube-apiserver)
 kill -TERM "$pid"
 for _ in $(seq 1 200); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
 [ ! -d "/proc/$pid" ] || { echo "kube-apiserver (pid $pid) still draining after 20 s; killing it" >&2; kill -KILL "$pid"; sleep 0.5; }

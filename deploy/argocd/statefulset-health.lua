@@ -2,7 +2,7 @@
 -- phased-rollout: a StatefulSet whose partition is pinned looks "complete" to Argo CD's built-in check,
 -- so a gated rollout that has not happened yet would be reported Healthy. This script reports
 -- Progressing while a gated rollout is pending, Suspended while it is paused, Degraded when it Failed
--- or its annotations are Invalid. StatefulSets that are not opted in get Argo CD's built-in verdicts.
+-- (or was RolledBack) or its annotations are Invalid. StatefulSets that are not opted in get Argo CD's built-in verdicts.
 -- Tested under gopher-lua, the interpreter Argo CD embeds (test/e2e/argocd-health.test.ts).
 local hs = {}
 local spec = obj.spec or {}
@@ -62,7 +62,7 @@ local function said(default)
   return default
 end
 
-if phase == "Failed" or phase == "Invalid" then
+if phase == "Failed" or phase == "Invalid" or phase == "RolledBack" then
   return result("Degraded", said("phased-rollout: " .. tostring(phase)))
 end
 if ann["phased-rollout.io/standard-rolling-update"] == "true" then

@@ -399,6 +399,13 @@ describe('plan: on-failure rollback, abort, progress deadline', () => {
     expect(statusOf(done)).toMatchObject({ phase: 'RolledBack', failedRevision: 'new', message: 'rolled back from new (FailureThreshold): every pod on revision old, pinned again' });
   });
 
+  it('reports RolledBack when the StatefulSet controller restored the pods before the controller looked again', () => {
+    const st = { phase: 'RollingBack' as const, revision: 'new', partition: 2, failedRevision: 'new', failureReason: 'FailureThreshold' as const };
+    const r = plan(input(sts({ ann: RB, partition: 2, updateRevision: 'old', currentRevision: 'old', status: st }), pods(['old', 'old', 'old'])));
+    expect(r.phase).toBe('RolledBack');
+    expect(partitionMoves(r)).toEqual([3]);
+  });
+
   it('the rolled-back revision applied again (a GitOps re-sync) is held, not rolled: no rollback loop', () => {
     const st = { phase: 'RolledBack' as const, revision: 'old', partition: 3, failedRevision: 'new', failureReason: 'FailureThreshold' as const };
     const again = plan(input(sts({ ann: RB, status: st }), pods(['old', 'old', 'old'])));

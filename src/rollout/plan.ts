@@ -156,7 +156,11 @@ export function plan(input: PlanInput): PlanResult {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
       // finished revert or a completed rollout: pin again.
       const done = prev?.phase === 'Completed' && prev.revision === revision; // display only
-      const rolledBack = prev?.failedRevision !== undefined && (prev.phase === 'RolledBack' || prev.phase === 'RollingBack') && prev.revision === revision; // display only
+      // display only. The StatefulSet controller may restore the pods at or above the partition itself
+      // before we look again, so the rollback's own status (revision = the failed one) counts too.
+      const rolledBack =
+        prev?.failedRevision !== undefined &&
+        ((prev.phase === 'RolledBack' && prev.revision === revision) || (prev.phase === 'RollingBack' && (prev.revision === revision || prev.revision === prev.failedRevision)));
       if (sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
       if (rolledBack) {
         const message = prev.phase === 'RolledBack' ? prev.message : `rolled back from ${prev.failedRevision} (${prev.failureReason ?? 'failed'}): every pod on revision ${revision}, pinned again`;

@@ -5,7 +5,8 @@
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { fastGate, Rollout } from './chaos.js';
-import { createNamespace, deleteNamespace, getJson, kubectl, safetyReport } from './cluster.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, podRevisions, safetyReport, setGate } from './cluster.js';
+import { eventually } from '../support/eventually.js';
 
 jest.setTimeout(180_000);
 
@@ -46,6 +47,48 @@ describe('steps', () => {
     const safety = await safetyReport(ns, sts.name);
     expect(safety.violations).toEqual([]);
     expect(safety).toMatchObject({ lowerings: 3, gatedSteps: 3 });
+  });
+
+  it('waits at a pause for kubectl phased-rollout promote, then finishes the stages', async () => {
+    const sts = new Rollout(ns, 'promoted', 6, fastGate('promoted', { [KEYS.steps]: '1,pause,50%,100%' }));
+    await sts.create();
+    const rev = await sts.roll('registry.example/app:2');
+    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused', promotion: 2, partition: 5 }), 60_000, 300);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await sts.partition()).toBe(5);
+    const early = await kubectl(['phased-rollout', 'promote', 'no-such', '-n', ns]);
+    expect(early.code).toBe(1);
+    expect(await kubectl(['phased-rollout', 'promote', sts.name, '-n', ns])).toMatchObject({ code: 0, stdout: `statefulset.apps/${sts.name} promoted\n` });
+    await sts.completed(rev);
+    const safety = await safetyReport(ns, sts.name);
+    expect(safety.violations).toEqual([]);
+    expect(safety).toMatchObject({ lowerings: 3, gatedSteps: 3 });
+  });
+
+  it('on-failure rollback: a failing gate puts every pod back on the old revision, and the same revision re-applied is held', async () => {
+    const ann = fastGate('rb', { [KEYS.failureThreshold]: '3', [KEYS.onFailure]: 'rollback' });
+    const sts = new Rollout(ns, 'rb', 3, ann);
+    await sts.create();
+    const old = (await sts.get()).status.updateRevision as string;
+    const bad = await sts.roll('registry.example/app:2');
+    // One pod rolls with the gate passing, then the gate fails: the rollout is given up and rolled back.
+    await eventually(async () => expect(Object.values(await podRevisions(ns, sts.name))).toContain(bad), 60_000, 200);
+    await setGate('rb', 'absent');
+    await eventually(async () => {
+      expect(await sts.status()).toMatchObject({ phase: 'RolledBack', revision: old, failedRevision: bad, failureReason: 'FailureThreshold' });
+      expect(Object.values(await podRevisions(ns, sts.name))).toEqual([old, old, old]);
+      expect(await sts.partition()).toBe(3);
+    }, 90_000, 300);
+    const events = await getJson<{ items: { reason: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
+    expect(events.items.filter((e) => e.involvedObject.name === sts.name).map((e) => e.reason)).toEqual(expect.arrayContaining(['RollbackStarted', 'RolledBack']));
+    // A GitOps tool re-applying the same manifest: pinned and held as Failed, no second rollout.
+    await setGate('rb', '1');
+    await kubectlOk(['apply', '-f', '-'], sts.manifest);
+    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Failed', revision: bad }), 30_000, 300);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await sts.partition()).toBe(3);
+    expect(Object.values(await podRevisions(ns, sts.name))).toEqual([old, old, old]);
+    expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
   });
 
   it('the webhook denies a malformed steps value with what is allowed', async () => {

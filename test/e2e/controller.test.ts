@@ -7,6 +7,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { distEntry, freePort, start, type Child } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
+import { fastGate } from './chaos.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
 
 jest.setTimeout(240_000);
@@ -20,14 +21,7 @@ afterAll(async () => {
   await deleteNamespace(ns);
 });
 
-const FAST = (name: string, extra: Record<string, string> = {}) => ({
-  [KEYS.enabled]: 'true',
-  [KEYS.query]: `e2e_gate{name="${name}"} == 1`,
-  [KEYS.initialDelaySeconds]: '0',
-  [KEYS.periodSeconds]: '1',
-  [KEYS.successThreshold]: '2',
-  ...extra,
-});
+const FAST = fastGate;
 
 interface ManifestOptions {
   replicas?: number;

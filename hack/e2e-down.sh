@@ -15,6 +15,18 @@ if [ -d "$state/kwok/clusters" ]; then
     [ -d "$c" ] || continue
     # kwokctl stops the components by the pid files it wrote itself.
     KWOK_WORKDIR=$state/kwok "$kwokctl" delete cluster --name "$(basename "$c")" >> "$state/logs/kwokctl.log" 2>&1 || true
+    # A component the chaos suite restarted (hack/e2e-apiserver.sh) is not one kwokctl knows: stop
+    # whatever still runs a binary from this cluster's own bin/ folder (a path no other process has).
+    left=()
+    for p in /proc/[0-9]*; do
+      first=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | head -n 1)
+      case $first in "${c}bin/"*) left+=("${p#/proc/}"); echo "[e2e-down] stopping leftover ${first##*/} (pid ${p#/proc/})" ;; esac
+    done
+    if [ ${#left[@]} -gt 0 ]; then
+      kill -TERM "${left[@]}" 2>/dev/null
+      for _ in $(seq 1 50); do alive=0; for p in "${left[@]}"; do [ -d "/proc/$p" ] && alive=1; done; [ $alive = 0 ] && break; sleep 0.1; done
+      kill -KILL "${left[@]}" 2>/dev/null
+    fi
   done
 fi
 rm -rf "$state/env" "$state/kwok" "$state/prometheus" "$state/pids"

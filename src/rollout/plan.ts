@@ -3,7 +3,7 @@
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
-import { nextPartition as nextBelow, stepTarget } from './steps.js';
+import { stepTarget } from './steps.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
 /** recordVerdict folds one gate outcome into the memory (SPEC §4.3: pass adds, fail and error reset). */
@@ -299,9 +299,9 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
       return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
     }
-    const { to, stage, stages } = target;
+    const { to, next, stage, stages } = target;
     const first = to + sts.ordinalsStart;
-    const last = nextBelow(p, byIndex, c.revision) + sts.ordinalsStart;
+    const last = next + sts.ordinalsStart;
     const rolls = first === last ? `pod ${sts.name}-${first} rolls next` : `pods ${sts.name}-${first}..${sts.name}-${last} roll next`;
     const ofStage = stage > 0 ? ` (step ${stage} of ${stages})` : '';
     c.actions.push({ type: 'setPartition', from: sts.partition, to });

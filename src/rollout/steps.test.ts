@@ -43,7 +43,7 @@ describe('stages', () => {
 
 describe('stepTarget', () => {
   it('says when the next stage waits for promotion', () => {
-    expect(stepTarget(9, 10, steps('1,pause,50%,100%'), byIndex('ooooooooon'), 'new')).toEqual({ to: 5, stage: 2, stages: 3, pause: true });
+    expect(stepTarget(9, 10, steps('1,pause,50%,100%'), byIndex('ooooooooon'), 'new')).toEqual({ to: 5, next: 8, stage: 2, stages: 3, pause: true });
     expect(stepTarget(10, 10, steps('1,pause,50%,100%'), byIndex('oooooooooo'), 'new')).toMatchObject({ stage: 1, pause: false });
   });
 
@@ -59,7 +59,7 @@ describe('stepTarget', () => {
     // Without steps the one-pod step skips updated pods too.
     [undefined, 'onnnnnnnnn', 10, 0, 0, 0],
   ])('steps %s, pods %s, partition %i -> %i (stage %i of %i)', (s, revs, p, to, stage, stages) => {
-    expect(stepTarget(p, revs.length, s === undefined ? undefined : steps(s), byIndex(revs), 'new')).toEqual({ to, stage, stages, pause: false });
+    expect(stepTarget(p, revs.length, s === undefined ? undefined : steps(s), byIndex(revs), 'new')).toMatchObject({ to, stage, stages, pause: false });
   });
 
   it('always releases the next pod still to roll, and never goes below 0', () => {

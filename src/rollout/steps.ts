@@ -45,6 +45,8 @@ export function nextPartition(p: number, byIndex: Map<number, PodView>, revision
 /** StepTarget is where one step lowers the partition to, which stage that is (1-based; 0 = one-pod mode), and whether it waits for promotion. */
 export interface StepTarget {
   to: number;
+  /** The highest index below p still to roll: the first pod the step releases. */
+  next: number;
   stage: number;
   stages: number;
   pause: boolean;
@@ -57,13 +59,13 @@ export interface StepTarget {
  */
 export function stepTarget(p: number, replicas: number, steps: readonly Step[] | undefined, byIndex: Map<number, PodView>, revision: string): StepTarget {
   const one = nextPartition(p, byIndex, revision);
-  if (!steps) return { to: one, stage: 0, stages: 0, pause: false };
+  if (!steps) return { to: one, next: one, stage: 0, stages: 0, pause: false };
   const all = stages(steps, replicas);
   // Stages are cumulative: pods already on the revision (at or above `one`) count toward them, so the
   // step goes to the first stage that covers the next pod still to roll.
   const released = replicas - one;
   const i = Math.max(0, all.findIndex((s) => s.count >= released));
   const target = all[i];
-  if (!target) return { to: one, stage: 0, stages: 0, pause: false }; // no replicas: nothing to release
-  return { to: Math.max(0, Math.min(one, replicas - target.count)), stage: i + 1, stages: all.length, pause: target.pause };
+  if (!target) return { to: one, next: one, stage: 0, stages: 0, pause: false }; // no replicas: nothing to release
+  return { to: Math.max(0, Math.min(one, replicas - target.count)), next: one, stage: i + 1, stages: all.length, pause: target.pause };
 }

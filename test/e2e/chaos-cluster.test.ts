@@ -9,7 +9,8 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
-import { chaosSeed, fastGate, random, reportChaos, Rollout } from './chaos.js';
+import { chaosSeed, random, reportChaos } from './chaos.js';
+import { fastGate, Rollout } from './rollout.js';
 import { auditLog, createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, safetyReport, waitHttp } from './cluster.js';
 
 const RESTARTS = Number(process.env.PHASED_ROLLOUT_CHAOS_RESTARTS ?? 1);

@@ -8,7 +8,8 @@ import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { distEntry, freePort, start, type Child } from '../support/process.js';
 import type { AuditEvent } from '../support/safety-checker.js';
-import { chaosSeed, random, reportChaos, Rollout } from './chaos.js';
+import { chaosSeed, random, reportChaos } from './chaos.js';
+import { Rollout } from './rollout.js';
 import { auditLog, createNamespace, deleteNamespace, env, harnessProcess, safetyReport, waitHttp } from './cluster.js';
 
 const KILLS = Number(process.env.PHASED_ROLLOUT_CHAOS_LEADER_KILLS ?? 3);

@@ -7,7 +7,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { distEntry, freePort, start, type Child } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { fastGate } from './chaos.js';
+import { fastGate } from './rollout.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
 
 jest.setTimeout(240_000);

@@ -4,7 +4,7 @@
 // against the steps annotation.
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
-import { fastGate, Rollout } from './chaos.js';
+import { fastGate, Rollout } from './rollout.js';
 import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, podRevisions, safetyReport, setGate } from './cluster.js';
 import { eventually } from '../support/eventually.js';
 

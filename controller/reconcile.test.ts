@@ -153,6 +153,31 @@ describe('Reconciler: automatic rollback', () => {
   });
 });
 
+describe('Reconciler: several gates', () => {
+  it('queries every gate, rendered for the pod at the partition, at once; one failing gate fails the check and is named', async () => {
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { [KEYS.query]: 'ready{pod="{{pod}}"} == 1', [`${KEYS.query}.lag`]: 'lag < 5' });
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    const asked: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const query = async (q: GateQuery): Promise<Verdict> => {
+      asked.push(q.query);
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      return q.query === 'lag < 5' ? { result: 'fail', detail: 'value 9' } : { result: 'pass', detail: 'value 1' };
+    };
+    await reconciler(c, { query }).reconcile(KEY);
+    expect(asked.sort()).toEqual(['lag < 5', 'ready{pod="db-2"} == 1']);
+    expect(most).toBe(2);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.events).toContain('CheckFailed');
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'Checking', gate: 'failing' });
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!).message).toContain('last check: query.lag: value 9');
+  });
+});
+
 describe('Reconciler', () => {
   it('lowers the partition after a passing check, with a generation-guarded patch, and records the Events', async () => {
     const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);

@@ -10,8 +10,9 @@ import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
+import { combineVerdicts } from '../src/rollout/gates.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type CheckRequest, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { Requeue } from '../src/runtime/queue.js';
@@ -99,7 +100,7 @@ export class Reconciler {
 
     let r = this.planFor(snap, now(), this.memory.get(key));
     if (r.check && r.memory) {
-      const verdict = await this.check(target, r.check.prometheusUrl, r.check.query, r.check.secretName);
+      const verdict = await this.check(target, r.check);
       log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
       // The check may have taken seconds: decide on what the caches say now, not on what they said
       // before it. A new revision, a gate edit or a pod going down meanwhile drops this verdict.
@@ -144,13 +145,20 @@ export class Reconciler {
     return withDeadline(Math.min(budget, this.d.requestTimeoutMs ?? 10_000), opt);
   }
 
-  private async check(t: EventTarget, url: string, query: string, secretName?: string): Promise<Verdict> {
+  private async check(t: EventTarget, req: CheckRequest): Promise<Verdict> {
     const labels = { namespace: t.namespace, statefulset: t.name };
     let verdict: Verdict;
     const end = this.d.metrics.checkDuration.startTimer(labels);
     try {
-      const credentials = secretName ? await loadCredentials(this.d.core, t.namespace, secretName, withDeadline(this.d.requestTimeoutMs ?? 10_000)) : undefined;
-      verdict = await (this.d.query ?? queryGate)({ prometheusUrl: url, query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) });
+      const credentials = req.secretName ? await loadCredentials(this.d.core, t.namespace, req.secretName, withDeadline(this.d.requestTimeoutMs ?? 10_000)) : undefined;
+      // Every gate at once: a check takes as long as its slowest query, not their sum.
+      const results = await Promise.all(
+        req.gates.map(async (g) => ({
+          name: g.name,
+          verdict: await (this.d.query ?? queryGate)({ prometheusUrl: req.prometheusUrl, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) }),
+        })),
+      );
+      verdict = combineVerdicts(results);
     } catch (err) {
       if (!(err instanceof CredentialsError)) throw err;
       verdict = { result: 'error', detail: err.message };

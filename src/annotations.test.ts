@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { query: 'up == 1', initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
     });
   });
 
@@ -57,7 +57,7 @@ describe('parseAnnotations', () => {
       optIn: 'on',
       ok: true,
       config: {
-        query: 'up == 1',
+        gates: [{ name: 'query', query: 'up == 1' }],
         prometheusUrl: 'https://prom.monitoring:9090/prefix',
         initialDelaySeconds: 0,
         periodSeconds: 1,
@@ -110,6 +110,13 @@ describe('parseAnnotations', () => {
     [KEYS.query, '   '],
     [KEYS.query, 'x'.repeat(MAX_QUERY_LENGTH + 1)],
     [`${'phased-rollout.io/'}perod-seconds`, '10'],
+    [KEYS.query, 'up{pod={{pod}}}'], // a placeholder outside a label value
+    [KEYS.query, 'up{pod="{{node}}"}'],
+    [`${KEYS.query}.Latency`, 'up'],
+    [`${KEYS.query}.`, 'up'],
+    [`${KEYS.query}.a.b`, 'up'],
+    [`${KEYS.query}.lag`, ''],
+    [`${KEYS.query}.lag`, 'x{p=`{{pod}}`}'],
     [KEYS.steps, ''],
     [KEYS.steps, '1,10%,50%'], // must end with 100%
     [KEYS.steps, '1,1,100%'], // counts strictly increasing
@@ -145,6 +152,24 @@ describe('parseAnnotations', () => {
   ])('%s=%j reads as cumulative stages', (value, want) => {
     const r = parseAnnotations({ ...base, [KEYS.steps]: value });
     expect(r.ok && r.config?.steps).toEqual(want);
+  });
+
+  it('reads named gates in key order beside the plain query; a named gate alone is enough', () => {
+    const r = parseAnnotations({ ...base, [`${KEYS.query}.lag`]: 'lag{pod="{{pod}}"} < 5', [`${KEYS.query}.errors`]: 'errors == 0' });
+    expect(r.ok && r.config?.gates).toEqual([
+      { name: 'query', query: 'up == 1' },
+      { name: 'query.errors', query: 'errors == 0' },
+      { name: 'query.lag', query: 'lag{pod="{{pod}}"} < 5' },
+    ]);
+    expect(parseAnnotations({ [KEYS.enabled]: 'true', [`${KEYS.query}.x`]: 'up' })).toMatchObject({ ok: true, config: { gates: [{ name: 'query.x', query: 'up' }] } });
+    const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`${KEYS.query}.g${i}`, 'up']));
+    expect(problemsOf(many)).toEqual([`${KEYS.query}.*`]);
+  });
+
+  it('names the placeholder problem in the message', () => {
+    const r = parseAnnotations({ [KEYS.enabled]: 'true', [KEYS.query]: 'up{pod={{pod}}}' });
+    if (r.ok) throw new Error('expected problems');
+    expect(formatProblems(r.problems)).toContain('placeholder {{pod}} must stand inside a "..." label value, e.g. pod="{{pod}}"');
   });
 
   it('requires a query unless the rollout is bypassed', () => {

@@ -1,6 +1,8 @@
 // The annotation contract of SPEC §2: every key, default, range and message lives here, and both the
 // webhook and the controller parse through `parseAnnotations` so they can never disagree on a default.
 
+import { placeholderProblem, type GateTemplate } from './rollout/gates.js';
+
 /** PREFIX is the annotation prefix of every key the product reads or writes. */
 export const PREFIX = 'phased-rollout.io/';
 
@@ -23,6 +25,12 @@ export const KEYS = {
   progressDeadlineSeconds: `${PREFIX}progress-deadline-seconds`,
   status: `${PREFIX}status`,
 } as const;
+
+/** QUERY_PREFIX starts the key of a named gate: `phased-rollout.io/query.<name>`. */
+export const QUERY_PREFIX = `${KEYS.query}.`;
+
+/** MAX_GATES bounds the named gates: every one is a Prometheus request per check period. */
+export const MAX_GATES = 10;
 
 /** INTEGER_BOUNDS holds the defaults and inclusive ranges of the integer annotations. */
 export const INTEGER_BOUNDS = {
@@ -49,7 +57,8 @@ export const MAX_STEPS = 100;
 
 /** RolloutConfig is the typed, defaulted form of an opted-in StatefulSet's annotations. */
 export interface RolloutConfig {
-  query?: string;
+  /** The gates: `query` and every `query.<name>`, in key order; all must pass. Empty only when bypassed. */
+  gates: GateTemplate[];
   prometheusUrl?: string;
   initialDelaySeconds: number;
   periodSeconds: number;
@@ -114,7 +123,7 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   for (const [name, b] of Object.entries(INTEGER_BOUNDS) as [keyof typeof INTEGER_BOUNDS, (typeof INTEGER_BOUNDS)[keyof typeof INTEGER_BOUNDS]][]) {
     ints[name] = parseInteger(a, b.key, b.min, b.max, b.default, problems);
   }
-  const query = parseQuery(a, standardRollingUpdate, problems);
+  const gates = parseGates(a, standardRollingUpdate, problems);
   const prometheusUrl = parseUrl(a, problems);
   const prometheusSecret = parseSecretName(a, problems);
   const steps = parseSteps(a, problems);
@@ -124,8 +133,7 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, paused, standardRollingUpdate, onFailure };
-  if (query !== undefined) config.query = query;
+  const config: RolloutConfig = { ...ints, gates, paused, standardRollingUpdate, onFailure };
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
   if (steps !== undefined) config.steps = steps;
@@ -165,18 +173,44 @@ function parseInteger(a: Record<string, string | undefined>, key: string, min: n
   return dflt;
 }
 
-function parseQuery(a: Record<string, string | undefined>, bypass: boolean, problems: Problem[]): string | undefined {
-  const v = a[KEYS.query];
-  if (v === undefined) {
+// A named gate's name: a DNS label, so it reads well in status and Events.
+const GATE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * parseGates reads `query` and every `query.<name>`: each a non-empty PromQL text whose placeholders
+ * (src/rollout/gates.ts) are known and stand inside quoted label values. At least one is required
+ * unless the gate is bypassed.
+ */
+function parseGates(a: Record<string, string | undefined>, bypass: boolean, problems: Problem[]): GateTemplate[] {
+  const keys = Object.keys(a)
+    .filter((k) => k === KEYS.query || k.startsWith(QUERY_PREFIX))
+    .sort();
+  if (keys.length === 0) {
     // The bypass needs no gate, so no query; every gated rollout does.
-    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression (required unless standard-rolling-update is "true")' });
-    return undefined;
+    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression, or one or more phased-rollout.io/query.<name> (required unless standard-rolling-update is "true")' });
+    return [];
   }
-  if (v.trim() === '' || v.length > MAX_QUERY_LENGTH) {
-    problems.push({ key: KEYS.query, value: v, allowed: `a non-empty PromQL expression of at most ${MAX_QUERY_LENGTH} characters` });
-    return undefined;
+  if (keys.length > MAX_GATES) problems.push({ key: QUERY_PREFIX + '*', value: `${keys.length} gates`, allowed: `at most ${MAX_GATES} queries` });
+  const gates: GateTemplate[] = [];
+  for (const key of keys) {
+    const v = a[key] ?? '';
+    const name = key.slice(PREFIX.length);
+    if (key !== KEYS.query && !GATE_NAME.test(key.slice(QUERY_PREFIX.length))) {
+      problems.push({ key, value: v, allowed: 'a gate name after "query." of lowercase letters, digits and "-" (at most 63), e.g. phased-rollout.io/query.latency' });
+      continue;
+    }
+    if (v.trim() === '' || v.length > MAX_QUERY_LENGTH) {
+      problems.push({ key, value: v, allowed: `a non-empty PromQL expression of at most ${MAX_QUERY_LENGTH} characters` });
+      continue;
+    }
+    const bad = placeholderProblem(v);
+    if (bad) {
+      problems.push({ key, value: v, allowed: `a PromQL expression: ${bad}` });
+      continue;
+    }
+    gates.push({ name, query: v });
   }
-  return v;
+  return gates;
 }
 
 function parseUrl(a: Record<string, string | undefined>, problems: Problem[]): string | undefined {
@@ -297,8 +331,8 @@ const KNOWN = new Set<string>(Object.values(KEYS));
 // default used; in our own prefix we know every key, so we name the typo instead.
 function rejectUnknownKeys(a: Record<string, string | undefined>, problems: Problem[]): void {
   for (const key of Object.keys(a).sort()) {
-    if (key.startsWith(PREFIX) && !KNOWN.has(key)) {
-      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}` });
+    if (key.startsWith(PREFIX) && !KNOWN.has(key) && !key.startsWith(QUERY_PREFIX)) {
+      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}, query.<name>` });
     }
   }
 }

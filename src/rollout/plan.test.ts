@@ -126,7 +126,7 @@ describe('plan: forward rollout', () => {
     const i = input(sts(), pods(['old', 'old', 'old']));
     const first = plan(i);
     expect(first.phase).toBe('Checking');
-    expect(first.check).toEqual({ prometheusUrl: 'http://prom:9090', query: 'up' });
+    expect(first.check).toEqual({ prometheusUrl: 'http://prom:9090', gates: [{ name: 'query', query: 'up' }] });
     expect(events(first)).toEqual(['RolloutStarted']);
     const one = runChecks(i, ['pass']);
     expect(partitionMoves(one.r)).toEqual([]);
@@ -305,6 +305,42 @@ describe('plan: steps', () => {
     expect(r.phase).toBe('Invalid');
     expect(partitionMoves(r)).toEqual([]);
     expect(statusOf(r)?.message).toContain('ending with 100%');
+  });
+});
+
+describe('plan: per-pod and named gates', () => {
+  const ann = { ...FAST, [KEYS.initialDelaySeconds]: '5', [KEYS.query]: 'ready{pod="{{pod}}", ns="{{namespace}}"} == 1', [`${KEYS.query}.lag`]: 'lag{sts="{{statefulset}}", rev="{{revision}}", i="{{ordinal}}"} < 5' };
+
+  it('renders every gate for the pod at the partition: the first to roll, then the one that rolled last', () => {
+    const q = (partition: number, spec: string[]) => {
+      let r = plan(input(sts({ ann, partition }), pods(spec)));
+      if (!r.check) r = plan(input(sts({ ann, partition }), pods(spec), T0 + (r.requeueAfterMs ?? 0), r.memory));
+      return r.check;
+    };
+    expect(q(3, ['old', 'old', 'old'])?.gates).toEqual([
+      { name: 'query', query: 'ready{pod="db-2", ns="ns"} == 1' },
+      { name: 'query.lag', query: 'lag{sts="db", rev="new", i="2"} < 5' },
+    ]);
+    expect(q(1, ['old', 'new', 'new'])?.gates[0]?.query).toBe('ready{pod="db-1", ns="ns"} == 1');
+    expect(q(0, ['new', 'new', 'new'])?.gates[0]?.query).toBe('ready{pod="db-0", ns="ns"} == 1');
+  });
+
+  it('the next pod is a new query but the same gate: a step keeps the initial-delay anchor', () => {
+    const first = runChecks(input(sts({ ann, partition: 3 }), pods(['old', 'old', 'old'])), ['pass', 'pass']);
+    expect(partitionMoves(first.r)).toEqual([2]);
+    const seen = first.memory?.seenAtMs;
+    const next = plan(input(sts({ ann, partition: 2 }), pods(['old', 'old', 'new'], { readySinceMs: T0 - 60_000 }), first.now + 1000, first.memory));
+    expect(next.memory?.seenAtMs).toBe(seen);
+  });
+
+  it('a failing per-pod gate fails the rollout at that pod and the status names the gate', () => {
+    const at2 = (nowMs = T0, memory?: Memory) => input(sts({ ann: { ...ann, [KEYS.failureThreshold]: '2' }, partition: 2 }), pods(['old', 'old', 'new']), nowMs, memory);
+    const once = runChecks(at2(), ['fail']);
+    const bad = recordVerdict(once.memory!, { result: 'fail', detail: 'query.lag: value 9' }, once.now);
+    const failed = plan(at2(once.now, bad));
+    expect(failed.phase).toBe('Failed');
+    expect(partitionMoves(failed)).toEqual([]);
+    expect(statusOf(failed)?.message).toContain('gate failed 2 times in a row at partition 2 (query.lag: value 9)');
   });
 });
 

@@ -3,6 +3,7 @@
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
+import { podContext, renderQuery } from './gates.js';
 import { stepTarget } from './steps.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
@@ -63,7 +64,9 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
  * Secret or any threshold or timing restarts the streak (passes of another gate prove nothing).
  */
 export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
-  return JSON.stringify([check.prometheusUrl, check.query, check.secretName ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
+  // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
+  // is the same gate.
+  return JSON.stringify([check.prometheusUrl, cfg.gates, check.secretName ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
 }
 
 /** plan decides what to do with one StatefulSet now. */
@@ -105,12 +108,12 @@ export function plan(input: PlanInput): PlanResult {
     return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
   }
   const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
-  if (!prometheusUrl || !cfg.query) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
+  if (!prometheusUrl || cfg.gates.length === 0) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
   const allowedUrls = input.allowedPrometheusUrls ?? [];
   if (!urlAllowed(prometheusUrl, allowedUrls)) {
     return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
   }
-  const check: CheckRequest = { prometheusUrl, query: cfg.query, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
+  const check: CheckRequest = { prometheusUrl, gates: cfg.gates, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
   const current = sts.currentRevision;
@@ -317,5 +320,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const due = m.lastCheckAtMs === undefined ? nowMs : m.lastCheckAtMs + cfg.periodSeconds * 1000;
   const progress = `gate ${m.streak}/${cfg.successThreshold} at partition ${p}${last}`;
   if (nowMs < due) return finish(c, 'Checking', progress, { memory: m, requeueAfterMs: due - nowMs });
-  return finish(c, 'Checking', progress, { memory: m, check, requeueAfterMs: cfg.periodSeconds * 1000 });
+  const ctx = podContext(sts, p, c.revision);
+  const rendered = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
+  return finish(c, 'Checking', progress, { memory: m, check: rendered, requeueAfterMs: cfg.periodSeconds * 1000 });
 }

@@ -91,10 +91,10 @@ export interface Memory {
   progressAtMs?: number;
 }
 
-/** CheckRequest asks the shell to query the gate now. */
+/** CheckRequest asks the shell to query the gates now: every one, placeholders filled in; all must pass. */
 export interface CheckRequest {
   prometheusUrl: string;
-  query: string;
+  gates: { name: string; query: string }[];
   secretName?: string;
 }
 

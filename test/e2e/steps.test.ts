@@ -91,6 +91,27 @@ describe('steps', () => {
     expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
   });
 
+  it('progress deadline: a pod that never becomes ready is given up after progress-deadline-seconds and rolled back; no pod is left stuck', async () => {
+    const sts = new Rollout(ns, 'deadline', 3, fastGate('deadline', { [KEYS.progressDeadlineSeconds]: '15', [KEYS.onFailure]: 'rollback' }));
+    await sts.create();
+    const old = (await sts.get()).status.updateRevision as string;
+    // No node has that much CPU: the first updated pod stays Pending, never ready, and no step follows.
+    const started = Date.now();
+    const bad = await sts.roll('registry.example/app:2', (m) => void (m.spec.template.spec.containers[0]!.resources = { requests: { cpu: '100000' } }));
+    await eventually(async () => expect(Object.values(await podRevisions(ns, sts.name))).toContain(bad), 30_000, 200);
+    await eventually(async () => {
+      expect(await sts.status()).toMatchObject({ phase: 'RolledBack', revision: old, failedRevision: bad, failureReason: 'ProgressDeadlineExceeded' });
+      expect(Object.values(await podRevisions(ns, sts.name))).toEqual([old, old, old]);
+      expect((await sts.get()).status.readyReplicas).toBe(3);
+    }, 90_000, 300);
+    // Not before the deadline: 15 s from the moment the rollout was seen.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(15_000);
+    const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
+    const mine = events.items.filter((e) => e.involvedObject.name === sts.name);
+    expect(mine.find((e) => e.reason === 'RollbackStarted')?.message).toContain('no progress for 15s');
+    expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
+  });
+
   it('the webhook denies a malformed steps value with what is allowed', async () => {
     const sts = new Rollout(ns, 'badsteps', 1, fastGate('badsteps', { [KEYS.steps]: '1,50%' }));
     const r = await kubectl(['apply', '-f', '-'], sts.manifest);

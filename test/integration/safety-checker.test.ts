@@ -63,6 +63,19 @@ describe('checkSafety', () => {
     expect(tooFar.violations.map((v) => v.why)).toEqual(['lowered 3 -> 0, past 2 (more than one step)']);
   });
 
+  it('with per-pod and named gates, checks every gate for the pod at the partition', () => {
+    const ann = { ...ANN, 'phased-rollout.io/query': 'e2e_gate{name="db-{{ordinal}}"} == 1', 'phased-rollout.io/query.svc': 'e2e_gate{name="db"} == 1' };
+    const events = () => [...base().slice(0, -1), status(5, 'r2', 'r1', ann), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 2, 1)];
+    const g = (s: number, name: string, value: string): GateChange => ({ at: at(s), name, value });
+    // 3 -> 2 judges db-2 (the first to roll), 2 -> 1 judges db-2 (the one that rolled).
+    const ok = checkSafety(events(), [gate(10, '1'), g(10, 'db-2', '1')], opts);
+    expect(ok).toMatchObject({ gatedSteps: 2, violations: [] });
+    const podFailing = checkSafety(events(), [gate(10, '1'), g(10, 'db-2', '1'), g(27, 'db-2', '0')], opts);
+    expect(podFailing.violations.map((v) => v.why)).toEqual(['lowered 2 -> 1 although gate db-2 was not passing throughout the 4000 ms before the step']);
+    const svcFailing = checkSafety(events(), [g(10, 'db-2', '1')], opts);
+    expect(svcFailing.violations.map((v) => v.why)).toEqual([expect.stringContaining('gate db was not passing'), expect.stringContaining('gate db was not passing')]);
+  });
+
   it('ignores refused writes, raises, reverts and bypasses', () => {
     const refused = checkSafety([...base(), lower(20, 3, 2, CTL, 422)], [], opts);
     expect(refused).toMatchObject({ lowerings: 0, violations: [] });

@@ -79,6 +79,24 @@ export function gateNameOf(query: string | undefined): string | undefined {
   return query ? /e2e_gate\{name="([^"]+)"\}/.exec(query)?.[1] : undefined;
 }
 
+/**
+ * gateNamesOf reads the gate series of every query of a StatefulSet (`query` and `query.<name>`) as
+ * judged at partition `from`: a per-pod query names the pod at the partition, or before the first
+ * step the highest one (written here from the README's rule, not from the planner's code).
+ * Undefined when some query has no e2e gate name.
+ */
+export function gateNamesOf(annotations: Record<string, string>, name: string, from: number, replicas: number): string[] | undefined {
+  const ordinal = String(Math.min(from, replicas - 1));
+  const names: string[] = [];
+  for (const [k, v] of Object.entries(annotations)) {
+    if (k !== 'phased-rollout.io/query' && !k.startsWith('phased-rollout.io/query.')) continue;
+    const g = gateNameOf(v.replaceAll('{{ordinal}}', ordinal).replaceAll('{{pod}}', `${name}-${ordinal}`).replaceAll('{{statefulset}}', name));
+    if (!g) return undefined;
+    names.push(g);
+  }
+  return names.length > 0 ? names : undefined;
+}
+
 /** gateValueAt is the exporter's value of a gate at a time (undefined = never set or absent). */
 function gateValueAt(history: GateChange[], name: string, atMs: number): string | undefined {
   let v: string | undefined;
@@ -203,17 +221,18 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       fail(`lowered ${from} -> ${to} ${T - lastAvailable} ms after the last pod became available; ${k} checks ${period} ms apart after ${delay} ms need more`);
       continue;
     }
-    const g = gateNameOf(s.annotations['phased-rollout.io/query']);
-    if (!g) {
-      fail('no e2e gate name in the query: cannot check the gate');
+    const gates = gateNamesOf(s.annotations, name, from, s.replicas);
+    if (!gates) {
+      fail('no e2e gate name in a query: cannot check the gate');
       continue;
     }
     // The k passes span at least (k-1) periods before the step, so the first one was at or before
     // T-(k-1)p: the exporter said '1' then (or up to lagMs before: Prometheus lags it). From there to
     // T-lag the gate never left '1' (stricter than needed: a failing blip between two checks counts).
     const first = T - (k - 1) * period;
-    if (!passedAround(gate, g, first - o.lagMs, first) || changedAway(gate, g, first, T - o.lagMs)) {
-      fail(`lowered ${from} -> ${to} although gate ${g} was not passing throughout the ${(k - 1) * period} ms before the step`);
+    const notPassing = gates.find((g) => !passedAround(gate, g, first - o.lagMs, first) || changedAway(gate, g, first, T - o.lagMs));
+    if (notPassing !== undefined) {
+      fail(`lowered ${from} -> ${to} although gate ${notPassing} was not passing throughout the ${(k - 1) * period} ms before the step`);
       continue;
     }
     report.gatedSteps++;

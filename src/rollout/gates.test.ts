@@ -1,0 +1,69 @@
+import { combineVerdicts, escapeLiteral, judgedIndex, placeholderProblem, podContext, renderQuery } from './gates.js';
+
+const CTX = { namespace: 'prod', statefulset: 'db', pod: 'db-4', ordinal: '4', revision: 'db-7d9f' };
+
+describe('placeholderProblem', () => {
+  it.each([
+    ['up', undefined],
+    ['up{pod="{{pod}}"} == 1', undefined],
+    ["up{pod='{{ pod }}', namespace=\"{{namespace}}\"}", undefined],
+    ['kube_pod_labels{label_controller_revision_hash="{{revision}}"}', undefined],
+    ['up{pod=~"{{statefulset}}-{{ordinal}}"}', undefined],
+    ['up{pod="a\\"{{pod}}"}', undefined], // an escaped quote does not end the literal
+    ['up{pod={{pod}}}', 'must stand inside a "..." label value'],
+    ['up{pod=`{{pod}}`}', 'must stand inside a "..." label value'],
+    ['up{pod="x"} # {{pod}}', 'must stand inside'], // a comment is no literal
+    ['up{pod="{{node}}"}', 'unknown placeholder {{node}}'],
+    ['up{pod="{{Pod}}"}', 'unknown placeholder {{Pod}}'],
+  ])('%s', (q, problem) => {
+    const p = placeholderProblem(q);
+    if (problem === undefined) expect(p).toBeUndefined();
+    else expect(p).toContain(problem);
+  });
+});
+
+describe('renderQuery', () => {
+  it.each([
+    ['up{pod="{{pod}}"} == 1', 'up{pod="db-4"} == 1'],
+    ['up{pod="{{ pod }}", ns="{{namespace}}"}', 'up{pod="db-4", ns="prod"}'],
+    ["x{r='{{revision}}'}", "x{r='db-7d9f'}"],
+    ['x{a="{{statefulset}}-{{ordinal}}"} and on() y{b="{{pod}}"}', 'x{a="db-4"} and on() y{b="db-4"}'],
+    ['no placeholders', 'no placeholders'],
+  ])('%s', (q, want) => expect(renderQuery(q, CTX)).toBe(want));
+
+  it('escapes every value for its literal: a name can never close the string and add PromQL', () => {
+    const evil = { ...CTX, pod: 'x"} or vector(1) #', namespace: "a'\\b\nc" };
+    expect(renderQuery('up{pod="{{pod}}"} == 1', evil)).toBe('up{pod="x\\"} or vector(1) #"} == 1');
+    expect(renderQuery("up{ns='{{namespace}}'}", evil)).toBe("up{ns='a\\'\\\\b\\nc'}");
+    // The other quote needs no escape inside a literal.
+    expect(escapeLiteral(`it's "x"`, "'")).toBe(`it\\'s "x"`);
+  });
+});
+
+describe('judgedIndex and podContext', () => {
+  it.each([
+    [3, 3, 2], // before the first step: the pod that rolls first
+    [5, 3, 2], // a partition above replicas (scaled down)
+    [2, 3, 2], // the pod that rolled last
+    [0, 3, 0], // final verification: pod 0
+    [0, 0, undefined],
+  ])('partition %i of %i replicas judges %s', (p, n, want) => expect(judgedIndex(p, n)).toBe(want));
+
+  it('names the pod by ordinal (spec.ordinals.start counts)', () => {
+    expect(podContext({ namespace: 'ns', name: 'db', replicas: 3, ordinalsStart: 10 }, 1, 'r2')).toEqual({ namespace: 'ns', statefulset: 'db', pod: 'db-11', ordinal: '11', revision: 'r2' });
+  });
+});
+
+describe('combineVerdicts', () => {
+  const v = (name: string, result: 'pass' | 'fail' | 'error', detail: string = result) => ({ name, verdict: { result, detail } });
+  it.each([
+    [[v('query', 'pass', 'value 1')], { result: 'pass', detail: 'value 1' }],
+    [[v('query.latency', 'fail', 'value 0')], { result: 'fail', detail: 'query.latency: value 0' }],
+    [[v('query', 'pass'), v('query.lag', 'fail', 'empty')], { result: 'fail', detail: 'query.lag: empty' }],
+    // A fail is an answer even while another gate cannot be evaluated.
+    [[v('query', 'error', 'timeout'), v('query.lag', 'fail', 'value 0')], { result: 'fail', detail: 'query.lag: value 0' }],
+    [[v('query', 'error', 'timeout'), v('query.lag', 'pass')], { result: 'error', detail: 'query: timeout' }],
+    [[v('query', 'pass', 'a'), v('query.b', 'pass', 'b')], { result: 'pass', detail: 'query: a; query.b: b' }],
+    [[], { result: 'error', detail: 'no gate to check' }],
+  ])('%j', (results, want) => expect(combineVerdicts(results as Parameters<typeof combineVerdicts>[0])).toEqual(want));
+});

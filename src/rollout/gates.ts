@@ -1,0 +1,124 @@
+// Named and per-pod gates. A StatefulSet may carry several queries (`query` and `query.<name>`); all of
+// them must pass. A query may name the pod being judged through placeholders, which are filled in at
+// check time with values escaped for a PromQL string literal, so no object name can inject PromQL.
+import type { Verdict } from './types.js';
+
+/** GateTemplate is one gate as written in the annotations: its key suffix and its PromQL. */
+export interface GateTemplate {
+  /** `query` for phased-rollout.io/query, `query.<name>` for phased-rollout.io/query.<name>. */
+  name: string;
+  query: string;
+}
+
+/** PLACEHOLDERS are the names a query may use as `{{name}}`. */
+export const PLACEHOLDERS = ['namespace', 'statefulset', 'pod', 'ordinal', 'revision'] as const;
+export type Placeholder = (typeof PLACEHOLDERS)[number];
+
+/** PodContext is what the placeholders stand for at one check. */
+export type PodContext = Record<Placeholder, string>;
+
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
+/** A string literal of the query: [start, end) including its quotes, and the quote it uses. */
+interface Literal {
+  start: number;
+  end: number;
+  quote: string;
+}
+
+/**
+ * literalsOf finds the string literals of a PromQL text ("...", '...' with backslash escapes, `...`
+ * raw). An unterminated literal runs to the end. Enough to tell where a placeholder stands; the
+ * query's own syntax is Prometheus's to judge.
+ */
+function literalsOf(q: string): Literal[] {
+  const out: Literal[] = [];
+  for (let i = 0; i < q.length; i++) {
+    const ch = q[i] ?? '';
+    if (ch === '#') {
+      // A comment runs to the end of the line; quotes inside it open nothing.
+      while (i < q.length && q[i] !== '\n') i++;
+      continue;
+    }
+    if (ch !== '"' && ch !== "'" && ch !== '`') continue;
+    const start = i;
+    for (i++; i < q.length && q[i] !== ch; i++) if (ch !== '`' && q[i] === '\\') i++;
+    out.push({ start, end: Math.min(i + 1, q.length), quote: ch });
+  }
+  return out;
+}
+
+/**
+ * placeholderProblem says what is wrong with the placeholders of a query, or undefined. A placeholder
+ * must be one of PLACEHOLDERS and stand inside a "..." or '...' literal: outside one, a value would be
+ * PromQL syntax rather than data; a raw `...` literal cannot escape anything.
+ */
+export function placeholderProblem(query: string): string | undefined {
+  const literals = literalsOf(query);
+  for (const m of query.matchAll(PLACEHOLDER)) {
+    const name = m[1] ?? '';
+    if (!(PLACEHOLDERS as readonly string[]).includes(name)) return `unknown placeholder {{${name}}}; known: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(' ')}`;
+    const at = m.index ?? 0;
+    const lit = literals.find((l) => at > l.start && at < l.end);
+    if (!lit || lit.quote === '`') return `placeholder {{${name}}} must stand inside a "..." label value, e.g. pod="{{pod}}"`;
+  }
+  return undefined;
+}
+
+/** usesPlaceholders is true when a query names the pod or the revision being judged. */
+export function usesPlaceholders(query: string): boolean {
+  return new RegExp(PLACEHOLDER.source).test(query);
+}
+
+/** escapeLiteral escapes a value for a PromQL string literal quoted with `quote`. */
+export function escapeLiteral(value: string, quote: string): string {
+  return value.replace(/[\\\n\r]|["']/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === quote ? `\\${c}` : c));
+}
+
+/** renderQuery fills the placeholders of a (validated) query in, each escaped for its literal. */
+export function renderQuery(query: string, ctx: PodContext): string {
+  const literals = literalsOf(query);
+  return query.replace(PLACEHOLDER, (whole, name: string, at: number) => {
+    const lit = literals.find((l) => at > l.start && at < l.end);
+    if (!lit || !(PLACEHOLDERS as readonly string[]).includes(name)) return whole; // refused at admission
+    return escapeLiteral(ctx[name as Placeholder], lit.quote);
+  });
+}
+
+/**
+ * judgedIndex is the pod a per-pod gate judges at a partition: the pod at the partition, which is the
+ * pod that rolled last (the StatefulSet controller rolls from the highest index down to the
+ * partition); before the first step, the pod that rolls first. Undefined for zero replicas.
+ */
+export function judgedIndex(partition: number, replicas: number): number | undefined {
+  if (replicas <= 0) return undefined;
+  return Math.min(Math.max(partition, 0), replicas - 1);
+}
+
+/** podContext is the placeholder values for the pod judged at a partition. */
+export function podContext(s: { namespace: string; name: string; replicas: number; ordinalsStart: number }, partition: number, revision: string): PodContext {
+  const i = judgedIndex(partition, s.replicas);
+  const ordinal = i === undefined ? '' : String(i + s.ordinalsStart);
+  return { namespace: s.namespace, statefulset: s.name, pod: i === undefined ? '' : `${s.name}-${ordinal}`, ordinal, revision };
+}
+
+/** NamedVerdict is the outcome of one gate of a check. */
+export interface NamedVerdict {
+  name: string;
+  verdict: Verdict;
+}
+
+/**
+ * combineVerdicts folds the gates of one check into one verdict: any fail fails (a gate that says no
+ * is an answer, whatever the others say), else any error is an error (unknown), else a pass. The detail
+ * names the gate, so the status shows which one failed.
+ */
+export function combineVerdicts(results: NamedVerdict[]): Verdict {
+  const named = (r: NamedVerdict) => (results.length > 1 || r.name !== 'query' ? `${r.name}: ${r.verdict.detail}` : r.verdict.detail);
+  for (const result of ['fail', 'error'] as const) {
+    const bad = results.filter((r) => r.verdict.result === result);
+    if (bad.length > 0) return { result, detail: bad.map(named).join('; ') };
+  }
+  if (results.length === 0) return { result: 'error', detail: 'no gate to check' };
+  return { result: 'pass', detail: results.map(named).join('; ') };
+}

@@ -15,7 +15,7 @@ import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { WorkQueue } from '../src/runtime/queue.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
 import { controllerSchema } from './config.js';
-import { isOptedInObject, Reconciler } from './reconcile.js';
+import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
 
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
     log,
     (type, s) => {
       if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      // A member of a rollout group finishing, failing or going away may let another one move.
+      for (const peer of groupPeers(statefulSets.list(s.metadata?.namespace), s)) enqueue(peer);
     },
   );
   // Only pods that belong to a StatefulSet or DaemonSet carry controller-revision-hash: the label

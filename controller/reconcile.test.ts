@@ -11,7 +11,7 @@ import type { Verdict } from '../src/rollout/types.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { Requeue } from '../src/runtime/queue.js';
 import { quietLog } from '../test/support/quiet-log.js';
-import { Reconciler, type ReconcileDeps } from './reconcile.js';
+import { groupPeers, Reconciler, type ReconcileDeps } from './reconcile.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const KEY = 'ns/db';
@@ -150,6 +150,36 @@ describe('Reconciler: automatic rollback', () => {
     c.sts.state.items = [structuredClone(c.server.sts)];
     await reconciler(c, { query: failing }).reconcile(KEY);
     expect(c.writes).toEqual(['status', 'template {"metadata":{}}']);
+  });
+});
+
+describe('Reconciler: rollout groups', () => {
+  const grouped = (name: string, order: number, o: Parameters<typeof statefulSet>[0] = {}) => {
+    const s = statefulSet(o);
+    s.metadata!.name = name;
+    s.metadata!.uid = `${name}-uid`;
+    Object.assign(s.metadata!.annotations!, { [KEYS.group]: 'zones', [KEYS.groupOrder]: String(order) });
+    return s;
+  };
+
+  it('reads the other members from the cache: Queued behind a rolling one, no gate queried, nothing moved', async () => {
+    const c = fakeCluster(grouped('db', 1), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    c.sts.state.items.push(grouped('zone-a', 0, { partition: 1 }));
+    let asked = 0;
+    await reconciler(c, { query: async () => (asked++, { result: 'pass', detail: 'ok' }) }).reconcile(KEY);
+    expect(asked).toBe(0);
+    expect(partitionOf(c.server.sts)).toBe(3);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'Queued', message: expect.stringContaining('waiting for member zone-a (order 0)') });
+    expect(c.events).toEqual(['RolloutQueued']);
+  });
+
+  it('groupPeers names the other members of the same group and namespace only', () => {
+    const other = grouped('x', 0);
+    other.metadata!.namespace = 'elsewhere';
+    const all = [grouped('db', 1), grouped('zone-a', 0), grouped('zone-c', 2), other, statefulSet()];
+    all[4]!.metadata!.name = 'plain';
+    expect(groupPeers(all, all[0]!)).toEqual(['ns/zone-a', 'ns/zone-c']);
+    expect(groupPeers(all, all[4]!)).toEqual([]);
   });
 });
 

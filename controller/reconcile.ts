@@ -11,6 +11,7 @@ import { templateOf } from '../src/k8s/revisions.js';
 import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
+import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
 import { PHASES, type Action, type CheckRequest, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -43,6 +44,8 @@ interface Snapshot {
   sts: V1StatefulSet;
   view: StatefulSetView;
   pods: PodView[];
+  /** The other members of its rollout group, if it is in one. */
+  group?: GroupMember[];
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
@@ -82,7 +85,15 @@ export class Reconciler {
       .list(namespace)
       .filter((p) => ownerStatefulSet(p) === name)
       .flatMap((p) => podView(p, name, view.ordinalsStart) ?? []);
-    return { sts, view, pods };
+    const group = groupOf(view.annotations);
+    if (!group) return { sts, view, pods };
+    const members = this.d.statefulSets.list(namespace).flatMap((o) => {
+      if (o.metadata?.name === name) return [];
+      const v = statefulSetView(o);
+      const g = groupOf(v.annotations);
+      return g?.group === group.group ? [memberOf(v, g.order, o.status?.updatedReplicas ?? 0)] : [];
+    });
+    return { sts, view, pods, group: members };
   }
 
   private async reconcileKey(key: string): Promise<number | undefined> {
@@ -130,7 +141,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [] });
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
@@ -285,4 +296,13 @@ export class Reconciler {
 export function isOptedInObject(s: V1StatefulSet): boolean {
   const parsed = parseAnnotations(s.metadata?.annotations ?? {});
   return parsed.optIn !== 'absent' || s.metadata?.annotations?.[KEYS.status] !== undefined;
+}
+
+/** groupPeers are the keys of the other members of a StatefulSet's rollout group, from the cache. */
+export function groupPeers(all: readonly V1StatefulSet[], s: V1StatefulSet): string[] {
+  const g = groupOf(s.metadata?.annotations ?? {});
+  if (!g) return [];
+  return all
+    .filter((o) => o.metadata?.namespace === s.metadata?.namespace && o.metadata?.name !== s.metadata?.name && groupOf(o.metadata?.annotations ?? {})?.group === g.group)
+    .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
 }

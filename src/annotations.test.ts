@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
     });
   });
 
@@ -51,6 +51,8 @@ describe('parseAnnotations', () => {
       [KEYS.steps]: '1,pause,100%',
       [KEYS.promote]: 'db-5d4f8c7b9/2',
       [KEYS.abort]: 'db-6f7d9c8b5',
+      [KEYS.group]: 'zones',
+      [KEYS.groupOrder]: '2',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -64,6 +66,8 @@ describe('parseAnnotations', () => {
         successThreshold: 1000,
         failureThreshold: 5,
         progressDeadlineSeconds: 600,
+        group: 'zones',
+        groupOrder: 2,
         onFailure: 'rollback',
         prometheusSecret: 'prom-creds',
         paused: true,
@@ -91,7 +95,9 @@ describe('parseAnnotations', () => {
     [b.key, '99999999999999999999', false],
   ] as [string, string, boolean][]);
   it.each(intCases)('%s=%j valid=%s', (key, value, valid) => {
-    expect(problemsOf({ [key]: value })).toEqual(valid ? [] : [key]);
+    // group-order only counts beside a group.
+    const group: Record<string, string> = key === KEYS.groupOrder ? { [KEYS.group]: 'g' } : {};
+    expect(problemsOf({ ...group, [key]: value })).toEqual(valid ? [] : [key]);
   });
 
   it.each([
@@ -128,6 +134,10 @@ describe('parseAnnotations', () => {
     [KEYS.steps, '-1,100%'],
     [KEYS.steps, '1,10 %,100%'],
     [KEYS.steps, '1,pause,pause,100%'],
+    [KEYS.group, 'Zones'],
+    [KEYS.group, ''],
+    [KEYS.group, 'a'.repeat(64)],
+    [KEYS.groupOrder, '1'], // without a group
     [KEYS.onFailure, 'Rollback'],
     [KEYS.onFailure, 'retry'],
     [KEYS.promote, 'db-5d4f8c7b9'],
@@ -170,6 +180,10 @@ describe('parseAnnotations', () => {
     const r = parseAnnotations({ [KEYS.enabled]: 'true', [KEYS.query]: 'up{pod={{pod}}}' });
     if (r.ok) throw new Error('expected problems');
     expect(formatProblems(r.problems)).toContain('placeholder {{pod}} must stand inside a "..." label value, e.g. pod="{{pod}}"');
+  });
+
+  it.each(['-1', '1001', '1.5'])('group-order=%j is refused beside a group', (v) => {
+    expect(problemsOf({ [KEYS.group]: 'zones', [KEYS.groupOrder]: v })).toEqual([KEYS.groupOrder]);
   });
 
   it('requires a query unless the rollout is bypassed', () => {

@@ -23,6 +23,8 @@ export const KEYS = {
   abort: `${PREFIX}abort`,
   onFailure: `${PREFIX}on-failure`,
   progressDeadlineSeconds: `${PREFIX}progress-deadline-seconds`,
+  group: `${PREFIX}group`,
+  groupOrder: `${PREFIX}group-order`,
   status: `${PREFIX}status`,
 } as const;
 
@@ -40,6 +42,8 @@ export const INTEGER_BOUNDS = {
   failureThreshold: { key: KEYS.failureThreshold, min: 0, max: 1000, default: 0 },
   // 0 = no deadline. Up to a week: a longer "deadline" is no deadline.
   progressDeadlineSeconds: { key: KEYS.progressDeadlineSeconds, min: 0, max: 604800, default: 0 },
+  // Rollout groups: lower rolls first; ties go by name.
+  groupOrder: { key: KEYS.groupOrder, min: 0, max: 1000, default: 0 },
 } as const;
 
 /** MAX_QUERY_LENGTH bounds the PromQL text: it travels in a URL query string on every check. */
@@ -65,6 +69,9 @@ export interface RolloutConfig {
   successThreshold: number;
   failureThreshold: number;
   progressDeadlineSeconds: number;
+  /** The rollout group (StatefulSets of one namespace that roll one at a time), and this one's place in it. */
+  group?: string;
+  groupOrder: number;
   /** What a failed rollout does: stop where it is (halt), or put the known-good template back (rollback). */
   onFailure: 'halt' | 'rollback';
   prometheusSecret?: string;
@@ -130,6 +137,7 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   const promote = parsePromote(a, problems);
   const abort = parseRevision(a, KEYS.abort, problems);
   const onFailure = parseOnFailure(a, problems);
+  const group = parseGroup(a, problems);
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
@@ -139,6 +147,7 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   if (steps !== undefined) config.steps = steps;
   if (promote !== undefined) config.promote = promote;
   if (abort !== undefined) config.abort = abort;
+  if (group !== undefined) config.group = group;
   return { optIn, ok: true, config };
 }
 
@@ -311,6 +320,17 @@ function parsePromote(a: Record<string, string | undefined>, problems: Problem[]
   const m = PROMOTE.exec(v);
   if (m) return { revision: m[1] ?? '', stage: Number(m[3]) };
   problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step>, as `kubectl phased-rollout promote` writes it' });
+  return undefined;
+}
+
+function parseGroup(a: Record<string, string | undefined>, problems: Problem[]): string | undefined {
+  const v = a[KEYS.group];
+  if (v === undefined) {
+    if (a[KEYS.groupOrder] !== undefined) problems.push({ key: KEYS.groupOrder, value: a[KEYS.groupOrder], allowed: `only together with ${KEYS.group}` });
+    return undefined;
+  }
+  if (GATE_NAME.test(v)) return v;
+  problems.push({ key: KEYS.group, value: v, allowed: 'a group name of lowercase letters, digits and "-" (at most 63), shared by the StatefulSets of one namespace that roll one at a time' });
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
+import type { GroupMember } from './groups.js';
 import type { Action, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -341,6 +342,50 @@ describe('plan: per-pod and named gates', () => {
     expect(failed.phase).toBe('Failed');
     expect(partitionMoves(failed)).toEqual([]);
     expect(statusOf(failed)?.message).toContain('gate failed 2 times in a row at partition 2 (query.lag: value 9)');
+  });
+});
+
+describe('plan: rollout groups', () => {
+  const ann = (order: number) => ({ ...FAST, [KEYS.group]: 'zones', [KEYS.groupOrder]: String(order) });
+  const member = (name: string, order: number, o: Partial<GroupMember> = {}): GroupMember => ({ name, order, pending: false, started: false, failed: false, ...o });
+
+  it('the first member rolls; a later one is Queued behind it, runs no gate and moves nothing', () => {
+    const first = plan({ ...input(sts({ ann: ann(0) }), pods(['old', 'old', 'old'])), group: [member('b', 1, { pending: true })] });
+    expect(first.phase).toBe('Checking');
+    const later = plan({ ...input(sts({ ann: ann(1) }), pods(['old', 'old', 'old'])), group: [member('a', 0, { pending: true, started: true })] });
+    expect(later.phase).toBe('Queued');
+    expect(later.check).toBeUndefined();
+    expect(partitionMoves(later)).toEqual([]);
+    expect(statusOf(later)?.message).toBe('queued in group zones: waiting for member a (order 0) to complete its rollout; partition held at 3');
+    expect(events(later)).toEqual(['RolloutQueued']);
+  });
+
+  it('moves on once the earlier member is finished; a deleted member holds nothing', () => {
+    const i = input(sts({ ann: ann(1) }), pods(['old', 'old', 'old']));
+    expect(plan({ ...i, group: [member('a', 0, { pending: true })] }).phase).toBe('Queued');
+    expect(plan({ ...i, group: [member('a', 0)] }).phase).toBe('Checking');
+    expect(plan({ ...i, group: [] }).phase).toBe('Checking');
+    // Leaving Queued is the start of the rollout.
+    const queued = plan({ ...i, group: [member('a', 0, { pending: true })] });
+    const started = plan({ ...input(sts({ ann: ann(1), status: statusOf(queued) }), pods(['old', 'old', 'old'])), group: [] });
+    expect(events(started)).toEqual(['RolloutStarted']);
+  });
+
+  it('a failed member halts a started one where it stands; a rollback never waits for the group', () => {
+    const halted = plan({ ...input(sts({ ann: ann(2), partition: 2 }), pods(['old', 'old', 'new'])), group: [member('a', 0, { failed: true })] });
+    expect(halted.phase).toBe('Queued');
+    expect(partitionMoves(halted)).toEqual([]);
+    expect(statusOf(halted)?.message).toContain('halted: member a failed its rollout');
+    const revert = plan({ ...input(sts({ ann: ann(2), partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new!'])), group: [member('a', 0, { failed: true })] });
+    expect(revert.phase).toBe('RollingBack');
+    expect(partitionMoves(revert)).toEqual([0]);
+  });
+
+  it('a member whose template changes while queued stays queued for the new revision, then rolls it gated from the top', () => {
+    const queued = plan({ ...input(sts({ ann: ann(1), updateRevision: 'newer' }), pods(['old', 'old', 'old'])), group: [member('a', 0, { pending: true })] });
+    expect(statusOf(queued)).toMatchObject({ phase: 'Queued', revision: 'newer', partition: 3 });
+    const go = runChecks({ ...input(sts({ ann: ann(1), updateRevision: 'newer' }), pods(['old', 'old', 'old'])), group: [member('a', 0)] }, ['pass', 'pass']);
+    expect(partitionMoves(go.r)).toEqual([2]);
   });
 });
 

@@ -4,6 +4,7 @@ import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../a
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
 import { podContext, renderQuery } from './gates.js';
+import { groupWait } from './groups.js';
 import { stepTarget } from './steps.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
@@ -180,6 +181,12 @@ export function plan(input: PlanInput): PlanResult {
     if (p.index < sts.partition && p.revision !== revision && p.revision !== current && !p.ready && !p.deleting) {
       c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'StrandedPodDeleted', message: `deleted not-ready pod ${p.name} on abandoned revision ${p.revision}; it returns on ${current}` });
     }
+  }
+  // Rollout groups: one member rolls at a time, in order; a failed member halts the group. Held where
+  // it is (nothing moves), with no gate running; a rollback above never waits for the group.
+  if (cfg.group) {
+    const wait = groupWait(cfg.group, { name: sts.name, order: cfg.groupOrder, started: sts.partition < sts.replicas || updated > 0 }, input.group ?? []);
+    if (wait) return finish(c, 'Queued', `${wait}; partition held at ${sts.partition}`, { memory: undefined, requeueAfterMs: 5000 });
   }
   return forward(c, cfg, check, byIndex);
 }

@@ -23,7 +23,7 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * success-threshold per step.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */
@@ -44,6 +44,9 @@ export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutS
   if (was === next.phase && !newRevision) return out;
   if (was === 'Paused' && next.phase !== 'Paused') out.push(ev('Normal', 'RolloutResumed', `resumed at partition ${next.partition}`));
   switch (next.phase) {
+    case 'Queued':
+      out.push(ev('Normal', 'RolloutQueued', next.message));
+      break;
     case 'Paused':
       out.push(ev('Normal', 'RolloutPaused', `held at partition ${next.partition} (${next.updated}/${next.replicas} pods updated)`));
       break;

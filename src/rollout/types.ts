@@ -1,11 +1,13 @@
+import type { GroupMember } from './groups.js';
+
 // The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
 // since the epoch), so plan() is a pure function tested in tables.
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
-export type Phase = 'Idle' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
+export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
 
 /** PHASES lists every phase, for the one-hot phase metric. */
-export const PHASES: readonly Phase[] = ['Idle', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'RolledBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
+export const PHASES: readonly Phase[] = ['Idle', 'Queued', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'RolledBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
 
 /** FailureReason says why a rollout was given up: the gate, the progress deadline, or a user's abort. */
 export type FailureReason = 'FailureThreshold' | 'ProgressDeadlineExceeded' | 'Aborted';
@@ -118,6 +120,8 @@ export interface PlanInput {
   defaultPrometheusUrl?: string;
   /** The controller's --allowed-prometheus-urls: no query goes anywhere else. */
   allowedPrometheusUrls?: readonly string[];
+  /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
+  group?: GroupMember[];
 }
 
 /** PlanResult is what to do now and when to look again. */

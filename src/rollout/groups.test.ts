@@ -1,0 +1,68 @@
+import { KEYS } from '../annotations.js';
+import { groupOf, groupWait, memberOf, type GroupMember } from './groups.js';
+import type { StatefulSetView } from './types.js';
+
+const view = (o: Partial<StatefulSetView> = {}): StatefulSetView => ({
+  namespace: 'ns', name: 'a', generation: 1, observedGeneration: 1, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'r1', currentRevision: 'r1', annotations: {}, ...o,
+});
+const status = (phase: string, revision: string) => ({ [KEYS.status]: JSON.stringify({ phase, revision, partition: 3, replicas: 3, updated: 0, message: '', since: '' }) });
+
+describe('memberOf', () => {
+  it.each([
+    ['idle and pinned', view(), 0, { pending: false, started: false, failed: false }],
+    ['a new revision not yet rolling', view({ updateRevision: 'r2' }), 0, { pending: true, started: false, failed: false }],
+    ['rolling: partition lowered', view({ updateRevision: 'r2', partition: 2 }), 0, { pending: true, started: true }],
+    ['rolling: a pod updated, partition raised again by a scale', view({ updateRevision: 'r2' }), 1, { pending: true, started: true }],
+    ['final verification: all pods updated, partition 0', view({ partition: 0 }), 3, { pending: true, started: true }],
+    ['the spec not yet observed', view({ generation: 2 }), 0, { pending: true, started: false }],
+    ['no revision reported yet', view({ updateRevision: undefined }), 0, { pending: true }],
+    ['Failed for its revision', view({ updateRevision: 'r2', partition: 2, annotations: status('Failed', 'r2') }), 1, { failed: true }],
+    ['Failed for an older revision', view({ updateRevision: 'r3', annotations: status('Failed', 'r2') }), 0, { failed: false }],
+    ['RolledBack', view({ annotations: status('RolledBack', 'r1') }), 0, { pending: false, failed: true }],
+    ['Completed', view({ annotations: status('Completed', 'r1') }), 3, { pending: false, started: false, failed: false }],
+  ])('%s', (_n, v, updated, want) => expect(memberOf(v, 0, updated)).toMatchObject(want));
+});
+
+describe('groupWait', () => {
+  const m = (name: string, order: number, o: Partial<GroupMember> = {}): GroupMember => ({ name, order, pending: false, started: false, failed: false, ...o });
+  const self = (name: string, order: number, started = false) => ({ name, order, started });
+  it.each([
+    ['alone', self('b', 1), [], undefined],
+    ['earlier members finished', self('b', 1), [m('a', 0), m('c', 2, { pending: true })], undefined],
+    ['an earlier member pending', self('b', 1), [m('a', 0, { pending: true })], 'waiting for member a (order 0) to roll first'],
+    ['same order: by name', self('b', 0), [m('a', 0, { pending: true })], 'waiting for member a'],
+    ['same order, later name: goes first', self('a', 0), [m('b', 0, { pending: true })], undefined],
+    ['a later member already rolling', self('a', 0), [m('c', 2, { pending: true, started: true })], 'waiting for member c (order 2) to complete its rollout'],
+    ['started: never waits for an earlier pending member', self('c', 2, true), [m('a', 0, { pending: true })], undefined],
+    ['a failed member halts everyone, started too', self('c', 2, true), [m('a', 0, { failed: true })], 'group g halted: member a failed its rollout'],
+    ['a failed later member halts an earlier one', self('a', 0), [m('c', 2, { failed: true, pending: true, started: true })], 'halted: member c'],
+  ])('%s', (_n, s, others, want) => {
+    const w = groupWait('g', s, others as GroupMember[]);
+    if (want === undefined) expect(w).toBeUndefined();
+    else expect(w).toContain(want);
+  });
+
+  it('two members can never wait for each other', () => {
+    // Every combination of two members' pending/started: at least one of them may move, unless one failed.
+    const flags = [false, true];
+    for (const ap of flags) for (const as of flags) for (const bp of flags) for (const bs of flags) {
+      const a = m('a', 0, { pending: ap || as, started: as });
+      const b = m('b', 1, { pending: bp || bs, started: bs });
+      if (!a.pending || !b.pending) continue;
+      const aWaits = groupWait('g', a, [b]) !== undefined;
+      const bWaits = groupWait('g', b, [a]) !== undefined;
+      expect(aWaits && bWaits).toBe(false);
+    }
+  });
+});
+
+describe('groupOf', () => {
+  it('reads the group and order of a valid opted-in StatefulSet only', () => {
+    const on = { [KEYS.enabled]: 'true', [KEYS.query]: 'up' };
+    expect(groupOf({ ...on, [KEYS.group]: 'zones', [KEYS.groupOrder]: '2' })).toEqual({ group: 'zones', order: 2 });
+    expect(groupOf({ ...on, [KEYS.group]: 'zones' })).toEqual({ group: 'zones', order: 0 });
+    expect(groupOf(on)).toBeUndefined();
+    expect(groupOf({ [KEYS.group]: 'zones' })).toBeUndefined();
+    expect(groupOf({ ...on, [KEYS.group]: 'zones', [KEYS.periodSeconds]: 'x' })).toBeUndefined();
+  });
+});

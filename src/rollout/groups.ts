@@ -1,0 +1,61 @@
+// Rollout groups: StatefulSets of one namespace that share phased-rollout.io/group (say, one per zone)
+// roll one at a time, in phased-rollout.io/group-order (then name) order. Pure: the shell lists the
+// members from its cache; plan() asks whether this one may move.
+import { parseAnnotations } from '../annotations.js';
+import { readStatus } from './status.js';
+import type { StatefulSetView } from './types.js';
+
+/** GroupMember is what one member of a group tells the others. */
+export interface GroupMember {
+  name: string;
+  order: number;
+  /** Something is unfinished: a revision not on every pod yet, or the partition not pinned again. */
+  pending: boolean;
+  /** An unfinished rollout that has moved: the partition is below replicas or a pod is updated. */
+  started: boolean;
+  /** Its status says Failed or RolledBack for its current revision: the group halts. */
+  failed: boolean;
+}
+
+/** groupOf reads the group name and order of an opted-in, valid StatefulSet; undefined if none. */
+export function groupOf(annotations: Record<string, string>): { group: string; order: number } | undefined {
+  const parsed = parseAnnotations(annotations);
+  if (!parsed.ok || !parsed.config?.group) return undefined;
+  return { group: parsed.config.group, order: parsed.config.groupOrder };
+}
+
+/**
+ * memberOf summarises a StatefulSet as a group member. `updatedReplicas` is the StatefulSet's
+ * status.updatedReplicas. A rollout is finished only once every pod runs the update revision AND the
+ * partition is pinned again (after the final gate check), so the next member never starts while this
+ * one is still verifying its last pod.
+ */
+export function memberOf(s: StatefulSetView, order: number, updatedReplicas: number): GroupMember {
+  const pending = s.updateRevision === undefined || s.updateRevision !== s.currentRevision || s.partition < s.replicas || s.observedGeneration < s.generation;
+  const started = pending && (s.partition < s.replicas || (s.updateRevision !== s.currentRevision && updatedReplicas > 0));
+  const st = readStatus(s.annotations);
+  // A rolled-back member halts the group too: the next zone must not roll the release that just failed.
+  const failed = (st?.phase === 'Failed' || st?.phase === 'RolledBack') && st.revision === s.updateRevision;
+  return { name: s.name, order, pending, started, failed };
+}
+
+const before = (a: { order: number; name: string }, b: { order: number; name: string }) => a.order < b.order || (a.order === b.order && a.name < b.name);
+
+/**
+ * groupWait says why this member must not move now, or undefined when it may:
+ * - a Failed member halts the whole group, started rollouts included (they hold where they are);
+ * - a rollout that has started finishes before anything else starts (so two members never roll at
+ *   once, and a later member already rolling is never overtaken);
+ * - otherwise members start in order: every earlier member must be finished.
+ * A started member waits only for a Failed one, so two members can never wait for each other.
+ */
+export function groupWait(group: string, self: { name: string; order: number; started: boolean }, others: GroupMember[]): string | undefined {
+  const failed = others.find((m) => m.failed);
+  if (failed) return `group ${group} halted: member ${failed.name} failed its rollout; roll it again or retry it (kubectl phased-rollout retry ${failed.name})`;
+  if (self.started) return undefined;
+  const rolling = others.find((m) => m.started);
+  if (rolling) return `queued in group ${group}: waiting for member ${rolling.name} (order ${rolling.order}) to complete its rollout`;
+  const earlier = others.filter((m) => m.pending && before(m, self)).sort((a, b) => (before(a, b) ? -1 : 1))[0];
+  if (earlier) return `queued in group ${group}: waiting for member ${earlier.name} (order ${earlier.order}) to roll first`;
+  return undefined;
+}

@@ -15,6 +15,7 @@ import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { WorkQueue } from '../src/runtime/queue.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
 import { controllerSchema } from './config.js';
+import { notifications, notifyConfigProblems } from './notify.js';
 import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
 
 const PROGRAM = 'phased-rollout-controller';
@@ -25,6 +26,12 @@ async function main(): Promise<void> {
   const booted = bootProcess(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema);
   if (!booted) return;
   const { c, log } = booted;
+
+  const notifyProblems = notifyConfigProblems({ urls: c['notify-url'], format: c['notify-format'] });
+  if (notifyProblems.length > 0) {
+    log.fatal({ problems: notifyProblems }, 'invalid notification settings');
+    process.exit(2);
+  }
 
   const timing = leaderTimingProblem(c['leader-election-lease-duration'], c['leader-election-renew-deadline'], c['leader-election-renew-period']);
   if (c['leader-elect'] && timing) {
@@ -80,6 +87,7 @@ async function main(): Promise<void> {
     { labelSelector: podSelector },
   );
 
+  const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,
@@ -96,6 +104,7 @@ async function main(): Promise<void> {
     requestTimeoutMs: c['request-timeout'],
     // With leader election no write starts once the renew deadline has passed (see leader.ts).
     fence: () => (elector ? elector.fence() : Infinity),
+    notify: told.notify,
   });
 
   const ops = createOpsServer(registry, readiness);
@@ -158,6 +167,8 @@ async function main(): Promise<void> {
       { name: 'readiness', run: () => readiness.set(false, 'shutting down') },
       { name: 'work queue', run: stopWork },
       { name: 'lease', run: () => elector?.release() },
+      // Messages already decided go out if they can within a moment; a dead receiver never holds shutdown.
+      { name: 'notifications', run: () => told.notifier.stop(2000) },
       { name: 'informers', run: async () => void (await Promise.all([statefulSets.stop(), pods.stop()])) },
       { name: 'metrics server', run: () => new Promise<void>((r) => ops.close(() => r())) },
     ],

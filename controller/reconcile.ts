@@ -12,6 +12,7 @@ import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
 import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
+import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
 import { PHASES, type Action, type CheckRequest, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -37,6 +38,8 @@ export interface ReconcileDeps {
   fence?: Fence;
   now?: () => number;
   query?: (q: GateQuery) => Promise<Verdict>;
+  /** Hands notifications to the background sender (never blocks); `secret` is phased-rollout.io/notify. */
+  notify?: (target: EventTarget, secret: string | undefined, notifications: Notification[]) => void;
 }
 
 /** Snapshot is one consistent read of the caches for one StatefulSet. */
@@ -206,11 +209,21 @@ export class Reconciler {
       );
       this.written.set(key, patched);
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
+      // Told once the status records it: a reconcile that fails after this point does not repeat it.
+      this.tell(t, sts, r);
     }
     // After the status: the status records the failed revision first, so a rollback that is cut short
     // here is finished on the next reconcile, and the revision is never rolled again by accident.
     for (const a of byType('restoreTemplate')) await this.restoreTemplate(key, sts, a.revision, log);
     for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message, this.writeOptions());
+  }
+
+  private tell(t: EventTarget, sts: V1StatefulSet, r: PlanResult): void {
+    if (!this.d.notify) return;
+    const notifications = notificationsOf(t, r.actions, (this.d.now ?? Date.now)());
+    if (notifications.length === 0) return;
+    const parsed = parseAnnotations(sts.metadata?.annotations ?? {});
+    this.d.notify(t, parsed.ok ? parsed.config?.notify : undefined, notifications);
   }
 
   /** restoreTemplate puts the pod template of a known-good ControllerRevision back (automatic rollback). */

@@ -53,6 +53,7 @@ describe('parseAnnotations', () => {
       [KEYS.abort]: 'db-6f7d9c8b5',
       [KEYS.group]: 'zones',
       [KEYS.groupOrder]: '2',
+      [KEYS.notify]: 'chat-hook',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -70,6 +71,7 @@ describe('parseAnnotations', () => {
         groupOrder: 2,
         onFailure: 'rollback',
         prometheusSecret: 'prom-creds',
+        notify: 'chat-hook',
         paused: true,
         standardRollingUpdate: false,
         steps: [{ count: 1 }, { percent: 100, pause: true }],
@@ -134,6 +136,8 @@ describe('parseAnnotations', () => {
     [KEYS.steps, '-1,100%'],
     [KEYS.steps, '1,10 %,100%'],
     [KEYS.steps, '1,pause,pause,100%'],
+    [KEYS.notify, 'Chat_Hook'],
+    [KEYS.notify, ''],
     [KEYS.group, 'Zones'],
     [KEYS.group, ''],
     [KEYS.group, 'a'.repeat(64)],

@@ -23,6 +23,7 @@ export const KEYS = {
   abort: `${PREFIX}abort`,
   onFailure: `${PREFIX}on-failure`,
   progressDeadlineSeconds: `${PREFIX}progress-deadline-seconds`,
+  notify: `${PREFIX}notify`,
   group: `${PREFIX}group`,
   groupOrder: `${PREFIX}group-order`,
   status: `${PREFIX}status`,
@@ -75,6 +76,8 @@ export interface RolloutConfig {
   /** What a failed rollout does: stop where it is (halt), or put the known-good template back (rollback). */
   onFailure: 'halt' | 'rollback';
   prometheusSecret?: string;
+  /** A Secret (labelled phased-rollout.io/notify-target) holding a `url` to POST notifications to. */
+  notify?: string;
   paused: boolean;
   standardRollingUpdate: boolean;
   /** Absent: one pod per step. */
@@ -132,7 +135,8 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   }
   const gates = parseGates(a, standardRollingUpdate, problems);
   const prometheusUrl = parseUrl(a, problems);
-  const prometheusSecret = parseSecretName(a, problems);
+  const prometheusSecret = parseSecretName(a, KEYS.prometheusSecret, problems);
+  const notify = parseSecretName(a, KEYS.notify, problems);
   const steps = parseSteps(a, problems);
   const promote = parsePromote(a, problems);
   const abort = parseRevision(a, KEYS.abort, problems);
@@ -144,6 +148,7 @@ export function parseAnnotations(annotations: Annotations): ParseResult {
   const config: RolloutConfig = { ...ints, gates, paused, standardRollingUpdate, onFailure };
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
+  if (notify !== undefined) config.notify = notify;
   if (steps !== undefined) config.steps = steps;
   if (promote !== undefined) config.promote = promote;
   if (abort !== undefined) config.abort = abort;
@@ -337,11 +342,11 @@ function parseGroup(a: Record<string, string | undefined>, problems: Problem[]):
 // RFC 1123 subdomain, the rule for Secret names.
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-function parseSecretName(a: Record<string, string | undefined>, problems: Problem[]): string | undefined {
-  const v = a[KEYS.prometheusSecret];
+function parseSecretName(a: Record<string, string | undefined>, key: string, problems: Problem[]): string | undefined {
+  const v = a[key];
   if (v === undefined) return undefined;
   if (v.length <= 253 && SUBDOMAIN.test(v)) return v;
-  problems.push({ key: KEYS.prometheusSecret, value: v, allowed: 'a Secret name in the same namespace (lowercase RFC 1123 subdomain)' });
+  problems.push({ key, value: v, allowed: 'a Secret name in the same namespace (lowercase RFC 1123 subdomain)' });
   return undefined;
 }
 

@@ -57,6 +57,7 @@ export interface ControllerMetrics {
   steps: Counter<'namespace' | 'statefulset'>;
   reconcileDuration: Histogram;
   leader: Gauge;
+  notifications: Counter<'result'>;
 }
 
 /** controllerMetrics registers the controller's metrics on `registry`. */
@@ -82,5 +83,6 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       registers: [registry],
     }),
     leader: new Gauge({ name: 'phased_rollout_leader', help: '1 while this process holds the leader Lease (or runs without leader election).', registers: [registry] }),
+    notifications: new Counter({ name: 'phased_rollout_notifications_total', help: 'Notifications by result: sent, failed (after every retry) or dropped (queue full, or shutdown).', labelNames: ['result'], registers: [registry] }),
   };
 }

@@ -1,0 +1,39 @@
+// Wires notifications: the --notify-url destinations for every StatefulSet, plus the Secret a
+// StatefulSet names in phased-rollout.io/notify. Delivery runs in the background (src/runtime/notifier.ts).
+import type { CoreV1Api } from '@kubernetes/client-node';
+import type { EventTarget } from '../src/k8s/events.js';
+import { withDeadline } from '../src/k8s/deadline.js';
+import { loadNotifyTarget } from '../src/k8s/notify-target.js';
+import { NOTIFY_FORMATS, type Notification, type NotifyFormat } from '../src/rollout/notify.js';
+import type { Logger } from '../src/runtime/logger.js';
+import type { ControllerMetrics } from '../src/runtime/metrics.js';
+import { Notifier, type Destination, type Post } from '../src/runtime/notifier.js';
+
+export interface NotifyConfig {
+  urls: readonly string[];
+  format: string;
+  timeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/** notifyConfigProblems lists what is wrong with the notification flags (checked at start-up). */
+export function notifyConfigProblems(c: Pick<NotifyConfig, 'urls' | 'format'>): string[] {
+  const problems: string[] = [];
+  if (!(NOTIFY_FORMATS as readonly string[]).includes(c.format)) problems.push(`--notify-format: "${c.format}" (allowed: ${NOTIFY_FORMATS.join(', ')})`);
+  c.urls.forEach((u, i) => {
+    if (!/^https?:\/\/[^/]/.test(u)) problems.push(`--notify-url #${i + 1}: not an http(s) URL`); // never echo it: it may hold a token
+  });
+  return problems;
+}
+
+/** notifications builds the reconciler's notify hook and the notifier behind it. */
+export function notifications(c: NotifyConfig, core: CoreV1Api, log: Logger, metrics: ControllerMetrics, post?: Post) {
+  const notifier = new Notifier({ log, timeoutMs: c.timeoutMs, sent: metrics.notifications, ...(post ? { post } : {}) });
+  const fixed: Destination[] = c.urls.map((url, i) => ({ key: `flag:${i + 1}`, resolve: async () => ({ url, format: c.format as NotifyFormat }) }));
+  const notify = (t: EventTarget, secret: string | undefined, ns: Notification[]) => {
+    const dests = [...fixed];
+    if (secret) dests.push({ key: `secret:${t.namespace}/${secret}`, resolve: () => loadNotifyTarget(core, t.namespace, secret, withDeadline(c.requestTimeoutMs)) });
+    for (const d of dests) for (const n of ns) notifier.notify(d, n);
+  };
+  return { notifier, notify };
+}

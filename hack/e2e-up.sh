@@ -57,6 +57,9 @@ options:
   kwokControllerBinary: $assets/kwok
   etcdBinary: $assets/etcd
   kubectlBinary: $kubectl
+  # Alpha in this Kubernetes version: lets a Parallel StatefulSet replace maxUnavailable pods at once
+  # within one stage of phased-rollout.io/steps (test/e2e/steps.test.ts).
+  kubeFeatureGates: MaxUnavailableStatefulSet=true
 EOF
 # The API server audits every request of the controller's ServiceAccount, and StatefulSet and pod writes
 # with their bodies: tests and bench/controller-step.ts count the controller's calls and time its

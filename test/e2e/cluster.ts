@@ -176,3 +176,37 @@ export async function safetyReport(ns: string, statefulset?: string): Promise<Sa
   const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
   return checkSafety(events, gate, { controllerUser: 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', lagMs: 2500 });
 }
+
+/**
+ * mostReplacedAtOnce reads from the audit log how many pods of a StatefulSet on `revision` were at most
+ * on their way up at the same moment: created and not yet Ready. OrderedReady replaces one pod at a
+ * time (1); Parallel with maxUnavailable N up to N.
+ */
+export function mostReplacedAtOnce(ns: string, statefulset: string, revision: string): number {
+  type Obj = { metadata?: { name?: string; labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
+  const pod = new RegExp(`^${statefulset}-\\d+$`);
+  const edges: { at: number; d: number }[] = [];
+  const up = new Map<string, number>();
+  const events = auditLog(ns).sort((a, b) => Date.parse(a.stageTimestamp) - Date.parse(b.stageTimestamp));
+  for (const e of events) {
+    const body = e.requestObject as Obj | undefined;
+    const at = Date.parse(e.stageTimestamp);
+    if (e.objectRef?.resource !== 'pods' || (e.responseStatus?.code ?? 200) >= 300) continue;
+    if (e.verb === 'create' && !e.objectRef.subresource) {
+      const name = body?.metadata?.name ?? '';
+      if (pod.test(name) && body?.metadata?.labels?.['controller-revision-hash'] === revision) {
+        up.set(name, at);
+        edges.push({ at, d: 1 });
+      }
+    } else if (e.objectRef.subresource === 'status' && up.has(e.objectRef.name ?? '')) {
+      if (body?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+        up.delete(e.objectRef.name ?? '');
+        edges.push({ at, d: -1 });
+      }
+    }
+  }
+  let now = 0;
+  let most = 0;
+  for (const e of edges.sort((a, b) => a.at - b.at || a.d - b.d)) most = Math.max(most, (now += e.d));
+  return most;
+}

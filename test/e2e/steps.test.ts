@@ -5,7 +5,7 @@
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { fastGate, Rollout } from './rollout.js';
-import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, podRevisions, safetyReport, setGate } from './cluster.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
 import { eventually } from '../support/eventually.js';
 
 jest.setTimeout(180_000);
@@ -47,6 +47,24 @@ describe('steps', () => {
     const safety = await safetyReport(ns, sts.name);
     expect(safety.violations).toEqual([]);
     expect(safety).toMatchObject({ lowerings: 3, gatedSteps: 3 });
+    // OrderedReady: within a stage of several pods, the StatefulSet controller still replaces one at a time.
+    expect(mostReplacedAtOnce(ns, sts.name, rev)).toBe(1);
+  });
+
+  it('with podManagementPolicy Parallel and maxUnavailable 3, a stage replaces up to 3 pods at once, and each stage is still gated', async () => {
+    const sts = new Rollout(ns, 'parallel', 7, fastGate('parallel', { [KEYS.steps]: '1,100%' }));
+    Object.assign(sts.manifest.spec, { podManagementPolicy: 'Parallel', updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 3 } } });
+    await sts.create();
+    // The API server keeps maxUnavailable only with the MaxUnavailableStatefulSet feature on (the harness enables it).
+    expect((await sts.get()).spec.updateStrategy.rollingUpdate).toMatchObject({ maxUnavailable: 3, partition: 7 });
+    const rev = await sts.roll('registry.example/app:2');
+    await sts.completed(rev);
+    const most = mostReplacedAtOnce(ns, sts.name, rev);
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(most).toBeLessThanOrEqual(3);
+    const safety = await safetyReport(ns, sts.name);
+    expect(safety.violations).toEqual([]);
+    expect(safety).toMatchObject({ lowerings: 2, gatedSteps: 2 });
   });
 
   it('waits at a pause for kubectl phased-rollout promote, then finishes the stages', async () => {

@@ -195,6 +195,9 @@ export function mostReplacedAtOnce(ns: string, statefulset: string, revision: st
     if (e.verb === 'create' && !e.objectRef.subresource) {
       const name = body?.metadata?.name ?? '';
       if (pod.test(name) && body?.metadata?.labels?.['controller-revision-hash'] === revision) {
+        // Created again: the earlier pod of that name was deleted before it became ready (the delete is
+        // not audited), so its interval ends here.
+        if (up.has(name)) edges.push({ at, d: -1 });
         up.set(name, at);
         edges.push({ at, d: 1 });
       }

@@ -295,6 +295,16 @@ describe('plan: steps', () => {
     expect(partitionMoves(runChecks(promoted, ['pass', 'pass']).r)).toEqual([5]);
   });
 
+  it('a promotion racing a template change does not promote the new revision', () => {
+    // `promote` was written for revision new at step 2; meanwhile a new template (revision newer) was
+    // applied and rolled its first stage: newer waits at its own pause.
+    const ann = { ...FAST, [KEYS.steps]: '1,pause,50%,100%', [KEYS.promote]: 'new/2' };
+    const r = plan(input(sts({ ann, replicas: 10, partition: 9, updateRevision: 'newer' }), pods([...Array(9).fill('old'), 'newer'])));
+    expect(r.phase).toBe('Paused');
+    expect(statusOf(r)).toMatchObject({ revision: 'newer', promotion: 2 });
+    expect(r.check).toBeUndefined();
+  });
+
   it('a pause before the first stage holds the rollout before any pod rolls', () => {
     const r = plan(input(sts({ ann: { ...FAST, [KEYS.steps]: 'pause,100%' } }), pods(['old', 'old', 'old'])));
     expect(r.phase).toBe('Paused');

@@ -59,6 +59,8 @@ describe('Argo CD health check under gopher-lua', () => {
     ['Failed', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Failed', 'gate failed 3 times') }, partition: 2, status: { updatedReplicas: 1, updateRevision: 'db-2' } }],
     ['Invalid', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Invalid', 'invalid annotations') }, partition: 3 }],
     ['a typo in enabled', 'Degraded', { ann: { [KEYS.enabled]: 'yes' } }],
+    // Waiting its turn in a rollout group: still on its way (Argo CD sync waves wait), not broken.
+    ['Queued in a group', 'Progressing', { ann: { ...ON, [KEYS.group]: 'zones', [KEYS.status]: report('Queued', 'queued in group zones') }, partition: 3, status: pinnedPending }],
     ['Paused', 'Suspended', { ann: { ...ON, [KEYS.paused]: 'true', [KEYS.status]: report('Paused') }, partition: 3, status: pinnedPending }],
     ['Completed and re-pinned', 'Healthy', { ann: { ...ON, [KEYS.status]: report('Completed') }, partition: 3, status: { currentRevision: 'db-2', updateRevision: 'db-2' } }],
     ['Idle', 'Healthy', { ann: { ...ON, [KEYS.status]: report('Idle') }, partition: 3 }],

@@ -68,12 +68,12 @@ describe('steps', () => {
   });
 
   it('waits at a pause for kubectl phased-rollout promote, then finishes the stages', async () => {
-    const sts = new Rollout(ns, 'promoted', 6, fastGate('promoted', { [KEYS.steps]: '1,pause,50%,100%' }));
+    const sts = new Rollout(ns, 'promoted', 10, fastGate('promoted', { [KEYS.steps]: '1,pause,50%,100%' }));
     await sts.create();
     const rev = await sts.roll('registry.example/app:2');
-    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused', promotion: 2, partition: 5 }), 60_000, 300);
+    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused', promotion: 2, partition: 9 }), 60_000, 300);
     await new Promise((r) => setTimeout(r, 3000));
-    expect(await sts.partition()).toBe(5);
+    expect(await sts.partition()).toBe(9);
     const early = await kubectl(['phased-rollout', 'promote', 'no-such', '-n', ns]);
     expect(early.code).toBe(1);
     expect(await kubectl(['phased-rollout', 'promote', sts.name, '-n', ns])).toMatchObject({ code: 0, stdout: `statefulset.apps/${sts.name} promoted\n` });

@@ -9,6 +9,7 @@ import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
 import { ownerStatefulSet } from '../src/k8s/view.js';
+import { groupOf } from '../src/rollout/groups.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
@@ -50,10 +51,10 @@ async function main(): Promise<void> {
   const identity = `${hostname()}_${randomBytes(4).toString('hex')}`;
   // Every write names this replica in its User-Agent, so the audit log tells replicas apart.
   const agent = userAgent(PROGRAM, identity);
-  const apps = makeApiClient(kc, AppsV1Api, agent);
-  const core = makeApiClient(kc, CoreV1Api, agent);
   const registry = createRegistry();
   const metrics = controllerMetrics(registry);
+  const apps = makeApiClient(kc, AppsV1Api, agent, metrics.kubeRequests);
+  const core = makeApiClient(kc, CoreV1Api, agent, metrics.kubeRequests);
   const readiness = new Readiness();
   const ns = c.namespace;
 
@@ -66,9 +67,11 @@ async function main(): Promise<void> {
     log,
     (type, s) => {
       if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
-      // A member of a rollout group finishing, failing or going away may let another one move.
-      for (const peer of groupPeers(statefulSets.list(s.metadata?.namespace), s)) enqueue(peer);
+      // A member of a rollout group finishing, failing or going away may let another one move. Only
+      // grouped StatefulSets pay for the scan of their namespace.
+      if (groupOf(s.metadata?.annotations ?? {})) for (const peer of groupPeers(statefulSets.list(s.metadata?.namespace), s)) enqueue(peer);
     },
+    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }) },
   );
   // Only pods that belong to a StatefulSet or DaemonSet carry controller-revision-hash: the label
   // selector keeps every other pod of the cluster out of this cache.
@@ -84,7 +87,15 @@ async function main(): Promise<void> {
       const s = statefulSets.get(owner, p.metadata?.namespace);
       if (s && isOptedInObject(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
     },
-    { labelSelector: podSelector },
+    {
+      labelSelector: podSelector,
+      onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'pods' }),
+      // A reconcile reads the pods of one StatefulSet: an index by owner, not a scan of the namespace.
+      indexBy: (p) => {
+        const owner = ownerStatefulSet(p);
+        return owner ? `${p.metadata?.namespace}/${owner}` : undefined;
+      },
+    },
   );
 
   const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'] }, core, log, metrics);
@@ -142,7 +153,7 @@ async function main(): Promise<void> {
   if (c['leader-elect']) {
     elector = new LeaderElector(
       {
-        api: makeApiClient(kc, CoordinationV1Api, agent),
+        api: makeApiClient(kc, CoordinationV1Api, agent, metrics.kubeRequests),
         namespace: c['leader-election-namespace'],
         name: c['leader-election-name'],
         identity,

@@ -40,6 +40,8 @@ function fakeInformer<T extends V1StatefulSet | V1Pod>(items: T[]) {
     stop: async () => undefined,
     get: (name, namespace) => state.items.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
     list: (namespace) => state.items.filter((o) => !namespace || o.metadata?.namespace === namespace),
+    // The pods informer's index: namespace/owner.
+    indexed: (key) => state.items.filter((o) => `${o.metadata?.namespace}/${o.metadata?.ownerReferences?.find((r) => r.controller)?.name}` === key),
     synced: () => true,
     live: () => state.live,
   };

@@ -84,8 +84,9 @@ export class Reconciler {
     const sts = this.current(key, namespace, name);
     if (!sts) return undefined;
     const view = statefulSetView(sts);
+    // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile.
     const pods = this.d.pods
-      .list(namespace)
+      .indexed(key)
       .filter((p) => ownerStatefulSet(p) === name)
       .flatMap((p) => podView(p, name, view.ordinalsStart) ?? []);
     const group = groupOf(view.annotations);

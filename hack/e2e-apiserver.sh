@@ -22,7 +22,8 @@ components=(kube-apiserver kube-controller-manager kube-scheduler)
 pidof_component() {
   local c=$1 p first
   for p in /proc/[0-9]*; do
-    first=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | head -n 1) || continue
+    # The process may be gone between the glob and the read: the braces silence the redirect's error too.
+    first=$( { tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null | head -n 1) || continue
     if [ "$first" = "$dir/bin/$c" ] && [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" != Z ]; then echo "${p#/proc/}"; return 0; fi
   done
   return 1

@@ -3,7 +3,13 @@
 // controller replicas apart (they share one ServiceAccount). With the replica's identity in the agent,
 // the API server's audit log says which replica made each write — what an operator needs after a
 // leader handover, and what the leader-election chaos test checks.
-import { createConfiguration, ServerConfiguration, setHeaderMiddleware, type KubeConfig } from '@kubernetes/client-node';
+import { createConfiguration, ServerConfiguration, setHeaderMiddleware, type KubeConfig, type RequestContext, type ResponseContext } from '@kubernetes/client-node';
+import { requestLabels } from './request-labels.js';
+
+/** RequestCounter counts API requests by verb and resource (a prom-client Counter fits). */
+export interface RequestCounter {
+  inc(labels: { verb: string; resource: string }): void;
+}
 
 /** userAgent is the User-Agent of one process: `program (identity)`. */
 export function userAgent(program: string, identity: string): string {
@@ -12,8 +18,8 @@ export function userAgent(program: string, identity: string): string {
   return `${safe(program)} (${safe(identity)})`;
 }
 
-/** makeApiClient is client-node's KubeConfig.makeApiClient with our User-Agent. */
-export function makeApiClient<T>(kc: KubeConfig, api: new (config: ReturnType<typeof createConfiguration>) => T, agent: string): T {
+/** makeApiClient is client-node's KubeConfig.makeApiClient with our User-Agent (and, given one, a request counter). */
+export function makeApiClient<T>(kc: KubeConfig, api: new (config: ReturnType<typeof createConfiguration>) => T, agent: string, counter?: RequestCounter): T {
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error('the Kubernetes client configuration names no current cluster');
   return new api(
@@ -21,6 +27,19 @@ export function makeApiClient<T>(kc: KubeConfig, api: new (config: ReturnType<ty
       baseServer: new ServerConfiguration(cluster.server, {}),
       authMethods: { default: kc },
       middleware: [setHeaderMiddleware('User-Agent', agent)],
+      ...(counter
+        ? {
+            promiseMiddleware: [
+              {
+                pre: async (ctx: RequestContext) => {
+                  counter.inc(requestLabels(ctx.getHttpMethod(), ctx.getUrl()));
+                  return ctx;
+                },
+                post: async (ctx: ResponseContext) => ctx,
+              },
+            ],
+          }
+        : {}),
     }),
   );
 }

@@ -25,14 +25,20 @@ export interface ResilientInformer<T extends KubernetesObject> {
   synced(): boolean;
   /** live: synced, and no watch error since the last successful (re)start: the cache follows the server. */
   live(): boolean;
+  /** indexed lists the objects whose `indexBy` key is `key` (empty without indexBy): O(result), not O(cache). */
+  indexed(key: string): ReadonlyArray<T>;
 }
 
 /** InformerOptions tune the selector and the restart backoff; timers are injectable for tests. */
-export interface InformerOptions {
+export interface InformerOptions<T extends KubernetesObject = KubernetesObject> {
   labelSelector?: string;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
   timers?: Timers;
+  /** Called before every watch request (client-node's `connect`), to count them. */
+  onWatch?: () => void;
+  /** An index key per object (e.g. the owning StatefulSet of a pod), kept up to date from the events. */
+  indexBy?: (obj: T) => string | undefined;
 }
 
 /** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
@@ -47,7 +53,7 @@ export function resilientInformer<T extends KubernetesObject>(
   listFn: ListPromise<T>,
   log: Logger,
   onEvent: (type: WatchEvent, obj: T) => void,
-  opts: InformerOptions = {},
+  opts: InformerOptions<T> = {},
 ): ResilientInformer<T> {
   const timers = opts.timers ?? realTimers;
   let stopped = false;
@@ -65,13 +71,19 @@ export function resilientInformer<T extends KubernetesObject>(
     return list;
   };
   const informer = makeInformer<T>(kc, path, tracked, opts.labelSelector);
+  const index = new SecondaryIndex<T>(opts.indexBy);
   const event = (type: WatchEvent) => (o: T) => {
     failures = 0;
+    // client-node calls back after updating its cache, for list items as for watch events (and a
+    // relist reports vanished objects as deletes), so the index follows the cache exactly.
+    if (type === 'delete') index.remove(o);
+    else index.put(o);
     onEvent(type, o);
   };
   informer.on('add', event('add'));
   informer.on('update', event('update'));
   informer.on('delete', event('delete'));
+  if (opts.onWatch) informer.on('connect', opts.onWatch);
 
   /** attempt runs one (re)start; the cache is live when no error was reported during it. */
   const attempt = async (): Promise<void> => {
@@ -121,5 +133,46 @@ export function resilientInformer<T extends KubernetesObject>(
     list: (namespace) => informer.list(namespace),
     synced: () => isSynced,
     live: () => isSynced && isLive,
+    indexed: (key) => index.get(key),
   };
+}
+
+/** SecondaryIndex maps an index key to the objects that have it, by namespace/name. */
+export class SecondaryIndex<T extends KubernetesObject> {
+  private readonly byKey = new Map<string, Map<string, T>>();
+  private readonly keyOf = new Map<string, string>();
+
+  constructor(private readonly indexBy?: (obj: T) => string | undefined) {}
+
+  put(o: T): void {
+    if (!this.indexBy) return;
+    const id = `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+    const key = this.indexBy(o);
+    const old = this.keyOf.get(id);
+    if (old !== undefined && old !== key) this.drop(old, id);
+    if (key === undefined) return void this.keyOf.delete(id);
+    this.keyOf.set(id, key);
+    let m = this.byKey.get(key);
+    if (!m) this.byKey.set(key, (m = new Map()));
+    m.set(id, o);
+  }
+
+  remove(o: T): void {
+    const id = `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+    const old = this.keyOf.get(id);
+    if (old === undefined) return;
+    this.keyOf.delete(id);
+    this.drop(old, id);
+  }
+
+  get(key: string): ReadonlyArray<T> {
+    const m = this.byKey.get(key);
+    return m ? [...m.values()] : [];
+  }
+
+  private drop(key: string, id: string): void {
+    const m = this.byKey.get(key);
+    m?.delete(id);
+    if (m && m.size === 0) this.byKey.delete(key);
+  }
 }

@@ -58,6 +58,7 @@ export interface ControllerMetrics {
   reconcileDuration: Histogram;
   leader: Gauge;
   notifications: Counter<'result'>;
+  kubeRequests: Counter<'verb' | 'resource'>;
 }
 
 /** controllerMetrics registers the controller's metrics on `registry`. */
@@ -83,6 +84,7 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       registers: [registry],
     }),
     leader: new Gauge({ name: 'phased_rollout_leader', help: '1 while this process holds the leader Lease (or runs without leader election).', registers: [registry] }),
+    kubeRequests: new Counter({ name: 'phased_rollout_kube_api_requests_total', help: 'Kubernetes API requests by verb (list, watch, get, create, patch, update, delete) and resource; reads of a reconcile come from the informer caches.', labelNames: ['verb', 'resource'], registers: [registry] }),
     notifications: new Counter({ name: 'phased_rollout_notifications_total', help: 'Notifications by result: sent, failed (after every retry) or dropped (queue full, or shutdown).', labelNames: ['result'], registers: [registry] }),
   };
 }

@@ -34,7 +34,7 @@ describe('scenarios 1-2: apply pins, a new image does not roll by itself', () =>
     const r = await kubectl(['apply', '-f', '-'], manifest('web'));
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('Warning: phased-rollout: rollout gated, partition pinned to 3');
-    expect(await strategy('web')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(await strategy('web')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
     await readyReplicas('web', 3);
   });
 
@@ -49,7 +49,7 @@ describe('scenarios 1-2: apply pins, a new image does not roll by itself', () =>
       expect(sts.status.observedGeneration).toBe(sts.metadata.generation);
       expect(sts.status.updateRevision).not.toBe(before.status.updateRevision);
     }, 20_000, 200);
-    expect(await strategy('web')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(await strategy('web')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
     // Watch for a while: every pod keeps its name, uid and old revision (no controller is moving anything).
     const uids = async () => (await getJson<{ items: { metadata: { uid: string } }[] }>(['pods', '-n', ns, '-l', 'app=web'])).items.map((p) => p.metadata.uid).sort();
     const uidsBefore = await uids();
@@ -67,7 +67,7 @@ describe('scenarios 3-4: denials reach kubectl', () => {
     const r = await kubectl(['patch', 'statefulset', 'web', '-n', ns, '--type=merge', '-p', '{"spec":{"updateStrategy":{"rollingUpdate":{"partition":1}}}}']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`${DENIED} partition of StatefulSet ${ns}/web is managed by phased-rollout (currently 3); remove it from your manifest`);
-    expect(await strategy('web')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(await strategy('web')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
   });
 
   it('4: OnDelete on an opted-in StatefulSet is denied', async () => {
@@ -93,18 +93,18 @@ describe('scenario 5: server-side apply, server dry-run, replace', () => {
     const first = await kubectl(['apply', '--server-side', '-f', '-'], m);
     expect(first.code).toBe(0);
     expect(first.stderr).toContain('partition pinned to 2');
-    expect(await strategy('ssa')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    expect(await strategy('ssa')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
     const again = await kubectl(['apply', '--server-side', '-f', '-'], m);
     expect(again.code).toBe(0);
     const changed = await kubectl(['apply', '--server-side', '-f', '-'], manifest('ssa', { replicas: 2, image: 'registry.example/app:2' }));
     expect(changed.code).toBe(0);
-    expect(await strategy('ssa')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    expect(await strategy('ssa')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
   });
 
   it('kubectl apply --dry-run=server shows the pinned partition and stores nothing', async () => {
     const r = await kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], manifest('dry', { replicas: 4, partition: 0 }));
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 4 } });
+    expect(JSON.parse(r.stdout).spec.updateStrategy).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 4 } });
     expect(r.stderr).toContain('partition pinned to 4');
     expect((await kubectl(['get', 'statefulset', 'dry', '-n', ns])).code).not.toBe(0);
   });
@@ -116,7 +116,7 @@ describe('scenario 5: server-side apply, server dry-run, replace', () => {
     const r = await kubectl(['replace', '-f', '-'], live);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('change pinned at partition 3');
-    expect(await strategy('web')).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    expect(await strategy('web')).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
   });
 });
 

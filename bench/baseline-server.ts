@@ -10,8 +10,14 @@ const server = createServer({ cert: readFileSync(values.cert ?? ''), key: readFi
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string } };
-    const out = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: body.request.uid, allowed: true } });
+    let uid: string;
+    try {
+      uid = (JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string } }).request.uid;
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"malformed"}');
+      return;
+    }
+    const out = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } });
     res.writeHead(200, { 'content-type': 'application/json' }).end(out);
   });
 });

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Benchmark of POST /mutate on loopback: the built webhook process against a bare HTTPS baseline
 // (bench/baseline-server.ts) in the same run, alternating rounds; prints medians and the ratio.
-// Reproduce: npm run bench   (options: --requests N --concurrency C --rounds R)
+// Cases: a ~7 KB UPDATE that changes the template, a 1 MB template, a CREATE and a malformed body; then
+// latency at a fixed request rate, and the peak RSS of both processes.
+// Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --smoke)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,8 +13,13 @@ import { parseArgs } from 'node:util';
 import { connect, createServer as createNetServer } from 'node:net';
 import { generateCa, generateServing } from '../certs/forge.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '5' } } });
-const N = Number(values.requests), C = Number(values.concurrency), ROUNDS = Number(values.rounds);
+const { values } = parseArgs({
+  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false } },
+});
+// --smoke: a few requests per case, one round: proves the benchmark still runs (CI), measures nothing.
+const SMOKE = values.smoke === true;
+const N = SMOKE ? 50 : Number(values.requests), C = Number(values.concurrency), ROUNDS = SMOKE ? 1 : Number(values.rounds), RATE = Number(values.rate);
+const RATE_SECONDS = SMOKE ? 0.5 : 5;
 const dist = resolve(import.meta.dirname, '..');
 
 const ca = generateCa();
@@ -21,23 +28,32 @@ const dir = mkdtempSync(join(tmpdir(), 'pr-bench-'));
 writeFileSync(join(dir, 'tls.crt'), pair.cert);
 writeFileSync(join(dir, 'tls.key'), pair.key);
 
-// A realistic request: an UPDATE of an opted-in StatefulSet whose template changed (row 8: patch).
-const sts = (image: string) => ({
+// An opted-in StatefulSet whose template carries `envs` variables of 40 characters (about 70 bytes each).
+const sts = (image: string, envs: number, partition = true) => ({
   apiVersion: 'apps/v1',
   kind: 'StatefulSet',
   metadata: { name: 'pg', namespace: 'db', annotations: { 'phased-rollout.io/enabled': 'true', 'phased-rollout.io/query': 'up == 1' } },
   spec: {
     replicas: 5,
     selector: { matchLabels: { app: 'pg' } },
-    updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 5 } },
-    template: { metadata: { labels: { app: 'pg' } }, spec: { containers: [{ name: 'pg', image, env: Array.from({ length: 20 }, (_, i) => ({ name: `E${i}`, value: 'v'.repeat(40) })) }] } },
+    updateStrategy: { type: 'RollingUpdate', ...(partition ? { rollingUpdate: { partition: 5 } } : {}) },
+    template: { metadata: { labels: { app: 'pg' } }, spec: { containers: [{ name: 'pg', image, env: Array.from({ length: envs }, (_, i) => ({ name: `E${i}`, value: 'v'.repeat(40) })) }] } },
   },
 });
-const body = JSON.stringify({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  request: { uid: 'u', kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' }, name: 'pg', namespace: 'db', operation: 'UPDATE', userInfo: { username: 'alice' }, object: sts('pg:2'), oldObject: sts('pg:1') },
-});
+const review = (operation: string, object: unknown, oldObject?: unknown) =>
+  JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u', kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' }, name: 'pg', namespace: 'db', operation, userInfo: { username: 'alice' }, object, ...(oldObject ? { oldObject } : {}) },
+  });
+
+/** The cases: an UPDATE that changes the template (row 8: patched) of ~7 KB and of a 1 MB template, a CREATE, a malformed body. */
+const CASES: { name: string; body: string; status: number; share: number }[] = [
+  { name: 'UPDATE 7 KB', body: review('UPDATE', sts('pg:2', 45), sts('pg:1', 45)), status: 200, share: 1 },
+  { name: 'UPDATE 1 MB template', body: review('UPDATE', sts('pg:2', 15_000), sts('pg:1', 15_000)), status: 200, share: 0.02 },
+  { name: 'CREATE', body: review('CREATE', sts('pg:1', 45, false)), status: 200, share: 1 },
+  { name: 'malformed body', body: '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","obj', status: 400, share: 1 },
+];
 
 function freePort(): Promise<number> {
   return new Promise((res) => {
@@ -63,7 +79,14 @@ async function startServer(args: string[], port: number): Promise<{ child: Child
   throw new Error(`server ${args[0]} did not listen on ${port}`);
 }
 
-async function round(port: number): Promise<{ rps: number; p50: number; p99: number }> {
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** round sends n requests with C in flight (closed loop) and measures throughput and latency. */
+async function round(port: number, body: string, status: number, n: number): Promise<Result> {
   const agent = new Agent({ keepAlive: true, maxSockets: C, ca: ca.cert });
   const lat: number[] = [];
   let next = 0;
@@ -73,7 +96,7 @@ async function round(port: number): Promise<{ rps: number; p50: number; p99: num
       const req = request({ host: '127.0.0.1', port, path: '/mutate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
         r.resume();
         r.on('end', () => {
-          if (r.statusCode !== 200) return rej(new Error(`HTTP ${r.statusCode}`));
+          if (r.statusCode !== status) return rej(new Error(`HTTP ${r.statusCode}, expected ${status}`));
           lat.push(Number(process.hrtime.bigint() - t) / 1e6);
           res();
         });
@@ -82,42 +105,91 @@ async function round(port: number): Promise<{ rps: number; p50: number; p99: num
       req.end(body);
     });
   const worker = async () => {
-    while (next++ < N) await one();
+    while (next++ < n) await one();
   };
   const t0 = process.hrtime.bigint();
   await Promise.all(Array.from({ length: C }, worker));
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
   agent.destroy();
   lat.sort((a, b) => a - b);
-  return { rps: N / secs, p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0 };
+  return { rps: n / secs, p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0 };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** atRate sends requests at a fixed rate (open loop) for a while: latency under a given load, not at saturation. */
+async function atRate(port: number, body: string, rate: number, seconds: number): Promise<{ p50: number; p99: number; sent: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 256, ca: ca.cert });
+  const lat: number[] = [];
+  const total = Math.round(rate * seconds);
+  const t0 = process.hrtime.bigint();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    // Wait for this request's slot; a late slot is sent at once (and its latency counts from its slot).
+    const slot = t0 + BigInt(Math.round((i * 1e9) / rate));
+    const wait = Number(slot - process.hrtime.bigint()) / 1e6;
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(
+      new Promise<void>((res, rej) => {
+        const req = request({ host: '127.0.0.1', port, path: '/mutate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
+          r.resume();
+          r.on('end', () => {
+            lat.push(Number(process.hrtime.bigint() - slot) / 1e6);
+            res();
+          });
+        });
+        req.on('error', rej);
+        req.end(body);
+      }),
+    );
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  return { p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, sent: total };
+}
+
+/** peakRssMb is a process's peak resident memory (VmHWM), from /proc. */
+function peakRssMb(pid: number | undefined): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
 
 async function main(): Promise<void> {
   const [wp, mp, bp] = [await freePort(), await freePort(), await freePort()];
   const wh = await startServer([join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(wp), '--metrics-port', String(mp), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'], wp);
   const base = await startServer([join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(bp)], bp);
   try {
-    await round(wh.port); // warm-up, both
-    await round(base.port);
-    const w: { rps: number; p50: number; p99: number }[] = [];
-    const b: typeof w = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      w.push(await round(wh.port));
-      b.push(await round(base.port));
+    console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; webhook and a bare HTTPS baseline (reads and parses the body, answers allowed) alternate; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
+    console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${'webhook req/s'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} | ${'baseline req/s'.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} | ratio`);
+    for (const c of CASES) {
+      const n = Math.max(20, Math.round(N * c.share));
+      await round(wh.port, c.body, c.status, Math.min(n, 200)); // warm-up, both
+      await round(base.port, c.body, c.status, Math.min(n, 200));
+      const w: Result[] = [];
+      const b: Result[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        w.push(await round(wh.port, c.body, c.status, n));
+        b.push(await round(base.port, c.body, c.status, n));
+      }
+      const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
+      console.log(
+        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2)}`,
+      );
     }
-    const row = (name: string, xs: typeof w) =>
-      `${name.padEnd(22)} ${median(xs.map((x) => x.rps)).toFixed(0).padStart(7)} req/s   p50 ${median(xs.map((x) => x.p50)).toFixed(2)} ms   p99 ${median(xs.map((x) => x.p99)).toFixed(2)} ms`;
-    console.log(`POST /mutate, ${N} requests x ${ROUNDS} rounds, concurrency ${C}, body ${body.length} bytes, keep-alive TLS on 127.0.0.1 (medians)`);
-    console.log(row('phased-rollout-webhook', w));
-    console.log(row('bare https baseline', b));
-    console.log(`ratio webhook/baseline throughput: ${(median(w.map((x) => x.rps)) / median(b.map((x) => x.rps))).toFixed(2)}`);
-    console.log('reproduce: npm run bench -- --requests N --concurrency C --rounds R');
+    const body = CASES[0]?.body ?? '';
+    const rw = await atRate(wh.port, body, RATE, RATE_SECONDS);
+    const rb = await atRate(base.port, body, RATE, RATE_SECONDS);
+    console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms`);
+    console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB`);
+    console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R | --smoke]');
   } finally {
     wh.child.kill('SIGTERM');
     base.child.kill('SIGTERM');
   }
 }
 
-void main();
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

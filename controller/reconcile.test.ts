@@ -79,7 +79,9 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
         next.metadata!.generation = (next.metadata!.generation ?? 0) + 1;
         next.status!.observedGeneration = next.metadata!.generation; // a prompt StatefulSet controller
         const ops = (body as { op: string; path: string; value?: unknown }[]).filter((o) => o.op !== 'test');
-        writes.push(ops.some((o) => o.path === '/spec/template') ? `template ${JSON.stringify(next.spec?.template)}` : `partition ${JSON.stringify(ops.map((o) => o.value))}`);
+        const withStatus = ops.some((o) => o.path === '/metadata/annotations/phased-rollout.io~1status') ? ' + status' : '';
+        const partition = ops.filter((o) => o.path.includes('partition') || o.path === '/spec/updateStrategy').map((o) => o.value);
+        writes.push(ops.some((o) => o.path === '/spec/template') ? `template ${JSON.stringify(next.spec?.template)}` : `partition ${JSON.stringify(partition)}${withStatus}`);
       } else {
         const ann = (body as { metadata: { annotations: Record<string, string | null> } }).metadata.annotations;
         for (const [k, v] of Object.entries(ann)) {
@@ -215,7 +217,9 @@ describe('Reconciler', () => {
     const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
     await reconciler(c).reconcile(KEY);
     expect(partitionOf(c.server.sts)).toBe(2);
-    expect(c.writes).toEqual(['partition [2]', 'status']);
+    // One write: the step and its status together (each StatefulSet write costs the StatefulSet controller a full sync).
+    expect(c.writes).toEqual(['partition [2] + status']);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'WaitingForPods', partition: 2 });
     expect(c.events).toEqual(['PartitionLowered', 'RolloutStarted']);
   });
 

@@ -14,7 +14,7 @@ import { combineVerdicts } from '../src/rollout/gates.js';
 import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type CheckRequest, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type CheckRequest, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { Requeue } from '../src/runtime/queue.js';
@@ -57,6 +57,7 @@ export class Reconciler {
   // Read-your-writes: the object returned by our last patch, used while the informer has not caught up,
   // so a stale cache never makes us repeat a step or an Event.
   private readonly written = new Map<string, V1StatefulSet>();
+  private readonly views = new WeakMap<V1Pod, { owner: string; start: number; view: PodView | undefined }>();
 
   constructor(private readonly d: ReconcileDeps) {}
 
@@ -84,11 +85,10 @@ export class Reconciler {
     const sts = this.current(key, namespace, name);
     if (!sts) return undefined;
     const view = statefulSetView(sts);
-    // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile.
-    const pods = this.d.pods
-      .indexed(key)
-      .filter((p) => ownerStatefulSet(p) === name)
-      .flatMap((p) => podView(p, name, view.ordinalsStart) ?? []);
+    // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile,
+    // and each pod's view is computed once per version of the pod (the informer replaces the object on
+    // every change), not on every reconcile: a 1,000-pod StatefulSet is reconciled several times a step.
+    const pods = this.d.pods.indexed(key).flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
     const group = groupOf(view.annotations);
     if (!group) return { sts, view, pods };
     const members = this.d.statefulSets.list(namespace).flatMap((o) => {
@@ -98,6 +98,14 @@ export class Reconciler {
       return g?.group === group.group ? [memberOf(v, g.order, o.status?.updatedReplicas ?? 0)] : [];
     });
     return { sts, view, pods, group: members };
+  }
+
+  private podViewOf(p: V1Pod, owner: string, start: number): PodView | undefined {
+    const cached = this.views.get(p);
+    if (cached && cached.owner === owner && cached.start === start) return cached.view;
+    const view = ownerStatefulSet(p) === owner ? podView(p, owner, start) : undefined;
+    this.views.set(p, { owner, start, view });
+    return view;
   }
 
   private async reconcileKey(key: string): Promise<number | undefined> {
@@ -197,18 +205,25 @@ export class Reconciler {
         if (apiErrorCode(err) !== 404 && apiErrorCode(err) !== 409) throw err;
       }
     }
-    for (const a of byType('setPartition')) {
-      await this.setPartition(key, sts, a.from, a.to, log);
+    const status = r.actions.find((a) => a.type === 'writeStatus' || a.type === 'removeStatus');
+    const moves = byType('setPartition');
+    // A partition step and its status go in one write: every StatefulSet write makes the StatefulSet
+    // controller sync the whole StatefulSet (all its pods) again, so a second write per step costs it
+    // as much as the step itself on a large StatefulSet. Both land or neither does.
+    const combined = moves.length === 1 && status?.type === 'writeStatus' ? status.status : undefined;
+    for (const a of moves) {
+      await this.setPartition(key, sts, a.from, a.to, log, combined);
       if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
     }
-    const status = r.actions.find((a) => a.type === 'writeStatus' || a.type === 'removeStatus');
-    if (status) {
+    if (status && !combined) {
       const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
       );
       this.written.set(key, patched);
+    }
+    if (status) {
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
       // Told once the status records it: a reconcile that fails after this point does not repeat it.
       this.tell(t, sts, r);
@@ -249,14 +264,14 @@ export class Reconciler {
     }
   }
 
-  private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger): Promise<void> {
+  private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger, status?: RolloutStatus): Promise<void> {
     const ru = sts.spec?.updateStrategy?.rollingUpdate;
     // The `test` ops hold what we decided from: the partition, and the generation (a new template,
     // re-pinned by the webhook to the same partition, would pass a partition test alone). If anyone or
     // a stale cache disagrees, the API server refuses the whole patch and we look again, so one passed
     // gate can never lower twice, nor lower for a revision it did not check.
-    const guard = [{ op: 'test', path: '/metadata/generation', value: sts.metadata?.generation }];
-    const ops =
+    const guard: { op: string; path: string; value: unknown }[] = [{ op: 'test', path: '/metadata/generation', value: sts.metadata?.generation }];
+    const ops: { op: string; path: string; value: unknown }[] =
       ru?.partition !== undefined
         ? [
             ...guard,
@@ -266,6 +281,9 @@ export class Reconciler {
         : ru
           ? [...guard, { op: 'add', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }]
           : [...guard, { op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
+    // The status annotation with it (JSON Pointer escapes "/" as "~1"); `add` replaces an existing value.
+    // An opted-in StatefulSet always has annotations (the opt-in is one).
+    if (status) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: JSON.stringify(status) });
     try {
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },

@@ -1,5 +1,7 @@
 import { createServer } from 'node:http';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { createServer as createTlsServer } from 'node:https';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { generateCa, generateServing } from '../../certs/forge.js';
 import { makeApiClient, userAgent } from './client.js';
 
 describe('userAgent', () => {
@@ -40,5 +42,45 @@ describe('makeApiClient', () => {
 
   it('refuses a configuration without a current cluster', () => {
     expect(() => makeApiClient(new KubeConfig(), CoreV1Api, 'x')).toThrow(/no current cluster/);
+  });
+});
+
+describe('makeApiClient over TLS', () => {
+  it('reuses one connection pool for every request and every client of a kubeconfig, and counts the requests', async () => {
+    const ca = generateCa();
+    const pair = generateServing(ca, { dnsNames: ['localhost'], ips: ['127.0.0.1'] });
+    let handshakes = 0;
+    const server = createTlsServer({ cert: pair.cert, key: pair.key }, (req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(req.url?.includes('statefulsets') ? { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' } } : { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }));
+    });
+    server.on('secureConnection', () => handshakes++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca.cert).toString('base64') }],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+        currentContext: 'x',
+      });
+      const counted: string[] = [];
+      const counter = { inc: (l: { verb: string; resource: string }) => void counted.push(`${l.verb} ${l.resource}`) };
+      const core = makeApiClient(kc, CoreV1Api, 'a', counter);
+      const apps = makeApiClient(kc, AppsV1Api, 'a', counter);
+      for (let i = 0; i < 5; i++) {
+        await core.readNamespace({ name: 'x' });
+        await apps.readNamespacedStatefulSet({ name: 'db', namespace: 'ns' });
+      }
+      // client-node as it is opens one TLS connection per request (10 here); undici may open a second
+      // while the first is being handed back to the pool.
+      expect(handshakes).toBeLessThanOrEqual(2);
+      expect(counted.filter((c) => c === 'get namespaces')).toHaveLength(5);
+      expect(counted.filter((c) => c === 'get statefulsets')).toHaveLength(5);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

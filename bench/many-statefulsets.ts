@@ -1,0 +1,201 @@
+#!/usr/bin/env node
+// Many opted-in StatefulSets on the real cluster of hack/e2e-up.sh: S StatefulSets of R pods sit idle,
+// then K of them roll at once. Reports, for the harness's controller process:
+//  - idle: its API requests beyond the watches (phased_rollout_kube_api_requests_total), CPU, RSS;
+//  - rolling: reaction p50/p99 (the pod's Ready status write -> the next partition patch, API server
+//    audit timestamps), API requests per partition step, mean reconcile time, CPU, peak RSS;
+//  - cold start: a restart of the controller with all of it in the cluster, process start -> /readyz.
+// Run it at two sizes (e.g. 30 and 300) to see what grows with the number of objects.
+// Reproduce: npm run e2e:up && npm run bench:many -- --statefulsets 300 --replicas 3 --rolling 10 --idle 60
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { e2eEnv, kubectl as kubectlIn, median, ROOT, sleep, waitFor } from './e2e-env.js';
+
+const { values } = parseArgs({
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, smoke: { type: 'boolean', default: false } },
+});
+const SMOKE = values.smoke === true;
+const S = SMOKE ? 4 : Number(values.statefulsets);
+const R = SMOKE ? 2 : Number(values.replicas);
+const K = SMOKE ? 2 : Math.min(Number(values.rolling), S);
+const IDLE_S = SMOKE ? 2 : Number(values.idle);
+const env = e2eEnv();
+const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
+const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+
+const manifest = (ns: string, i: number, image: string) => ({
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: {
+    name: `s${i}`,
+    namespace: ns,
+    annotations: {
+      'phased-rollout.io/enabled': 'true',
+      'phased-rollout.io/query': 'e2e_gate{name="bench"} == 1',
+      'phased-rollout.io/initial-delay-seconds': '0',
+      'phased-rollout.io/period-seconds': '1',
+      'phased-rollout.io/success-threshold': '1',
+    },
+  },
+  spec: { replicas: R, serviceName: `s${i}`, selector: { matchLabels: { app: `s${i}` } }, template: { metadata: { labels: { app: `s${i}` } }, spec: { containers: [{ name: 'app', image }] } } },
+});
+
+function applyAll(ns: string, from: number, to: number, image: string): void {
+  for (let i = from; i < to; i += 50) {
+    const items = Array.from({ length: Math.min(50, to - i) }, (_, j) => manifest(ns, i + j, image));
+    kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  }
+}
+
+/** settled counts StatefulSets whose pods are all Ready on the update revision and whose phase is one of `phases`, re-pinned. */
+function settled(ns: string, phases: string[], only?: Set<string>): number {
+  const list = JSON.parse(kubectl(['get', 'statefulsets', '-n', ns, '-o', 'json'])) as { items: Record<string, any>[] };
+  return list.items.filter((s) => {
+    if (only && !only.has(s.metadata.name)) return false;
+    const st = JSON.parse(s.metadata.annotations?.['phased-rollout.io/status'] ?? '{}');
+    return s.status.readyReplicas === R && s.status.updatedReplicas === R && s.status.currentRevision === s.status.updateRevision && phases.includes(st.phase) && st.revision === s.status.updateRevision && s.spec.updateStrategy.rollingUpdate.partition === R;
+  }).length;
+}
+
+/** Process figures of the controller from /proc: CPU seconds so far and current RSS in MB. */
+function controllerPid(): number {
+  return Number(readFileSync(resolve(ROOT, '.e2e', 'pids', 'controller.pid'), 'utf8').split(' ')[0]);
+}
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in USER_HZ (100)
+}
+function rssMb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+}
+
+/** scrape reads the counters of the controller's /metrics that this benchmark compares. */
+async function scrape(): Promise<{ requests: Map<string, number>; reconcileSum: number; reconcileCount: number }> {
+  const text = await (await fetch(`${env.CONTROLLER_METRICS_URL}/metrics`)).text();
+  const requests = new Map<string, number>();
+  let reconcileSum = 0;
+  let reconcileCount = 0;
+  for (const line of text.split('\n')) {
+    const m = /^phased_rollout_kube_api_requests_total\{(?:verb="([^"]*)",resource="([^"]*)"|resource="([^"]*)",verb="([^"]*)")\} (\S+)$/.exec(line);
+    if (m) requests.set(`${m[1] ?? m[4]} ${m[2] ?? m[3]}`, Number(m[5]));
+    if (line.startsWith('phased_rollout_reconcile_duration_seconds_sum ')) reconcileSum = Number(line.split(' ')[1]);
+    if (line.startsWith('phased_rollout_reconcile_duration_seconds_count ')) reconcileCount = Number(line.split(' ')[1]);
+  }
+  return { requests, reconcileSum, reconcileCount };
+}
+const delta = (a: Map<string, number>, b: Map<string, number>) => [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
+
+interface AuditEvent {
+  verb: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  user: { username: string };
+  requestReceivedTimestamp: string;
+  responseStatus?: { code?: number };
+  requestObject?: unknown;
+}
+/** lowersPartition: a JSON Patch of the partition (not a status write). */
+const lowersPartition = (e: AuditEvent) => Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path === '/spec/updateStrategy/rollingUpdate/partition');
+
+/** reactions: for every step after a rollout's first, the rolled pod's last status write -> the controller's next partition patch. */
+function reactions(ns: string, offset: number, names: string[]): number[] {
+  const events = readFileSync(env.AUDIT_LOG ?? '', 'utf8')
+    .slice(offset)
+    .split('\n')
+    .filter((l) => l.startsWith('{') && l.includes(`"namespace":"${ns}"`))
+    .map((l) => JSON.parse(l) as AuditEvent);
+  const out: number[] = [];
+  for (const name of names) {
+    const patches = events.filter((e) => e.user.username === CONTROLLER && e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && !e.objectRef.subresource && (e.responseStatus?.code ?? 200) < 300 && lowersPartition(e));
+    for (let ordinal = R - 1; ordinal >= 1; ordinal--) {
+      const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.name === `${name}-${ordinal}` && e.user.username !== CONTROLLER).pop();
+      if (!ready) continue;
+      const t0 = Date.parse(ready.requestReceivedTimestamp);
+      const next = patches.find((p) => Date.parse(p.requestReceivedTimestamp) > t0);
+      if (next) out.push(Date.parse(next.requestReceivedTimestamp) - t0);
+    }
+  }
+  return out;
+}
+
+async function coldStart(): Promise<number> {
+  const proc = (action: string) => execFileSync('bash', [resolve(ROOT, 'hack', 'e2e-proc.sh'), action, 'controller'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  proc('stop');
+  const t0 = Date.now();
+  proc('start');
+  for (;;) {
+    try {
+      if ((await fetch(`${env.CONTROLLER_METRICS_URL}/readyz`)).status === 200) return Date.now() - t0;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() - t0 > 120_000) throw new Error('the controller did not become ready in 120 s');
+    await sleep(20);
+  }
+}
+
+async function main(): Promise<void> {
+  if (!env.AUDIT_LOG) throw new Error('.e2e/env has no AUDIT_LOG: run npm run e2e:up');
+  const nodes = Math.max(3, Math.ceil((S * R + 100) / 100));
+  execFileSync(env.KWOKCTL ?? 'kwokctl', ['--name', env.E2E_CLUSTER ?? 'phased-rollout-e2e', 'scale', 'node', '--replicas', String(nodes)], { env: { ...process.env, KWOK_WORKDIR: env.KWOK_WORKDIR }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await fetch(`${env.GATE_URL}/gates/bench`, { method: 'PUT', body: '1' });
+  const ns = `many-${Date.now().toString(36)}`;
+  kubectl(['create', 'namespace', ns]);
+  try {
+    const t0 = Date.now();
+    applyAll(ns, 0, S, 'app:1');
+    await waitFor(() => settled(ns, ['Idle', 'Completed']) === S, 30 * 60_000, `${S} StatefulSets settled`);
+    console.log(`${S} StatefulSets x ${R} pods created and settled in ${((Date.now() - t0) / 1000).toFixed(0)} s${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
+    await sleep(2000);
+
+    const pid = controllerPid();
+    const m0 = await scrape();
+    const c0 = cpuSeconds(pid);
+    let rssIdle = 0;
+    for (let t = 0; t < IDLE_S; t++) {
+      await sleep(1000);
+      rssIdle = Math.max(rssIdle, rssMb(pid));
+    }
+    const m1 = await scrape();
+    const idleCpu = (cpuSeconds(pid) - c0) / IDLE_S;
+    const idleRequests = delta(m0.requests, m1.requests);
+
+    const offset = statSync(env.AUDIT_LOG).size;
+    const rolling = new Set(Array.from({ length: K }, (_, i) => `s${i}`));
+    const c1 = cpuSeconds(pid);
+    const r0 = Date.now();
+    applyAll(ns, 0, K, 'app:2');
+    let rssRoll = 0;
+    await waitFor(() => {
+      rssRoll = Math.max(rssRoll, rssMb(pid));
+      return settled(ns, ['Completed'], rolling) === K;
+    }, 30 * 60_000, `${K} rollouts Completed`);
+    const rollSeconds = (Date.now() - r0) / 1000;
+    const rollCpu = (cpuSeconds(pid) - c1) / rollSeconds;
+    const m2 = await scrape();
+    await sleep(1500); // the audit backend flushes
+    const lat = reactions(ns, offset, [...rolling]);
+    const rollRequests = delta(m1.requests, m2.requests).filter(([k]) => !k.startsWith('watch '));
+    const steps = K * R; // R partition decrements per rollout (the re-pin is not a step)
+    const perStep = rollRequests.reduce((n, [, v]) => n + v, 0) / steps;
+    const meanReconcileMs = ((m2.reconcileSum - m1.reconcileSum) / Math.max(1, m2.reconcileCount - m1.reconcileCount)) * 1000;
+
+    const cold = await coldStart();
+    const rssAfterStart = rssMb(controllerPid());
+
+    console.log(`idle ${IDLE_S} s: API requests beyond the watches: ${idleRequests.filter(([k]) => !k.startsWith('watch ')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; watch (re)starts: ${idleRequests.filter(([k]) => k.startsWith('watch ')).reduce((n, [, v]) => n + v, 0)}; CPU ${(idleCpu * 100).toFixed(1)}% of a core; RSS ${rssIdle.toFixed(0)} MB`);
+    console.log(`${K} rolling at once (${rollSeconds.toFixed(0)} s): reaction p50 ${pct(lat, 0.5)} ms, p99 ${pct(lat, 0.99)} ms, max ${Math.max(...lat)} ms (n=${lat.length}); API requests per step ${perStep.toFixed(2)} (${rollRequests.map(([k, v]) => `${k} ${v}`).join(', ')}); mean reconcile ${meanReconcileMs.toFixed(2)} ms; CPU ${(rollCpu * 100).toFixed(1)}%; peak RSS ${rssRoll.toFixed(0)} MB`);
+    console.log(`cold start with ${S} StatefulSets and ${S * R} pods: process start -> /readyz ${cold} ms; RSS then ${rssAfterStart.toFixed(0)} MB`);
+    console.log(`reaction median ${median(lat)} ms`);
+    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}`);
+  } finally {
+    kubectl(['delete', 'namespace', ns, '--wait=false']);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

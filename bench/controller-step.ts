@@ -5,24 +5,15 @@
 //  - API requests per step: every request of the controller's ServiceAccount in the audit log during
 //    a rollout, divided by its steps (reads come from the informer caches, so they are not counted).
 // Reproduce: npm run e2e:up && npm run bench:controller [-- --rounds N --replicas R]
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { e2eEnv, kubectl as kubectlIn, median, sleep, waitFor } from './e2e-env.js';
+import { auditSince, CONTROLLER, e2eEnv, kubectl as kubectlIn, median, reactions, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, replicas: { type: 'string', default: '4' } } });
 const ROUNDS = Number(values.rounds);
 const REPLICAS = Number(values.replicas);
 const env = e2eEnv();
-const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
-
-interface AuditEvent {
-  verb: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  user: { username: string };
-  requestReceivedTimestamp: string;
-  responseStatus?: { code?: number };
-}
 
 function manifest(ns: string, name: string, image: string) {
   return JSON.stringify({
@@ -70,12 +61,7 @@ async function main(): Promise<void> {
         return JSON.parse(s.metadata.annotations['phased-rollout.io/status'] ?? '{}').phase === 'Completed' && s.spec.updateStrategy.rollingUpdate.partition === REPLICAS;
       }, 120_000, 'Completed');
       await sleep(1500); // audit backend flush
-      const events = readFileSync(env.AUDIT_LOG, 'utf8')
-        .slice(offset)
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => JSON.parse(l) as AuditEvent)
-        .filter((e) => e.objectRef?.namespace === ns);
+      const events = auditSince(env.AUDIT_LOG, offset, ns);
       const mine = events.filter((e) => e.user.username === CONTROLLER);
       for (const e of mine) {
         const k = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? '/' + e.objectRef.subresource : ''}`;
@@ -84,14 +70,7 @@ async function main(): Promise<void> {
       perStep.push(mine.length / REPLICAS); // REPLICAS partition decrements, plus the re-pin
       // Latency of each step after the first: the pod updated by the previous step became Ready (its
       // last status write) -> the controller's next partition patch.
-      const patches = mine.filter((e) => e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource);
-      for (let ordinal = REPLICAS - 1; ordinal >= 1; ordinal--) {
-        const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.name === `${name}-${ordinal}` && e.user.username !== CONTROLLER).pop();
-        if (!ready) continue;
-        const t0 = Date.parse(ready.requestReceivedTimestamp);
-        const next = patches.find((p) => Date.parse(p.requestReceivedTimestamp) > t0);
-        if (next) latencies.push(Date.parse(next.requestReceivedTimestamp) - t0);
-      }
+      latencies.push(...reactions(events, [name], REPLICAS));
     }
   } finally {
     kubectl(['delete', 'namespace', ns, '--wait=false']);

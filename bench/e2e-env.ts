@@ -40,3 +40,47 @@ export function median(xs: number[]): number {
   const mid = Math.floor(s.length / 2);
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
+
+/** AuditEvent is what the cluster benchmarks read of an API server audit event. */
+export interface AuditEvent {
+  verb: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
+  user: { username: string };
+  requestReceivedTimestamp: string;
+  responseStatus?: { code?: number };
+  requestObject?: unknown;
+}
+
+/** CONTROLLER is the controller's user in the harness. */
+export const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+
+/** auditSince reads the audit events of one namespace written after byte `offset` of the log. */
+export function auditSince(file: string, offset: number, ns: string): AuditEvent[] {
+  return readFileSync(file, 'utf8')
+    .slice(offset)
+    .split('\n')
+    .filter((l) => l.startsWith('{') && l.includes(`"namespace":"${ns}"`))
+    .map((l) => JSON.parse(l) as AuditEvent);
+}
+
+/** lowersPartition: a JSON Patch of the partition (not a status write). */
+const lowersPartition = (e: AuditEvent) => Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path === '/spec/updateStrategy/rollingUpdate/partition');
+
+/**
+ * reactions: for every partition step of each StatefulSet after its first, the rolled pod's last
+ * status write (it became Ready) -> the controller's next partition patch, by API server timestamps (ms).
+ */
+export function reactions(events: AuditEvent[], names: string[], replicas: number): number[] {
+  const out: number[] = [];
+  for (const name of names) {
+    const patches = events.filter((e) => e.user.username === CONTROLLER && e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && !e.objectRef.subresource && (e.responseStatus?.code ?? 200) < 300 && lowersPartition(e));
+    for (let ordinal = replicas - 1; ordinal >= 1; ordinal--) {
+      const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.name === `${name}-${ordinal}` && e.user.username !== CONTROLLER).pop();
+      if (!ready) continue;
+      const t0 = Date.parse(ready.requestReceivedTimestamp);
+      const next = patches.find((p) => Date.parse(p.requestReceivedTimestamp) > t0);
+      if (next) out.push(Date.parse(next.requestReceivedTimestamp) - t0);
+    }
+  }
+  return out;
+}

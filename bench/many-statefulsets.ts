@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { e2eEnv, kubectl as kubectlIn, median, ROOT, sleep, waitFor } from './e2e-env.js';
+import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
   options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, smoke: { type: 'boolean', default: false } },
@@ -23,7 +23,6 @@ const K = SMOKE ? 2 : Math.min(Number(values.rolling), S);
 const IDLE_S = SMOKE ? 2 : Number(values.idle);
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
-const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
 const manifest = (ns: string, i: number, image: string) => ({
   apiVersion: 'apps/v1',
@@ -88,38 +87,6 @@ async function scrape(): Promise<{ requests: Map<string, number>; reconcileSum: 
 const delta = (a: Map<string, number>, b: Map<string, number>) => [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
-interface AuditEvent {
-  verb: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  user: { username: string };
-  requestReceivedTimestamp: string;
-  responseStatus?: { code?: number };
-  requestObject?: unknown;
-}
-/** lowersPartition: a JSON Patch of the partition (not a status write). */
-const lowersPartition = (e: AuditEvent) => Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path === '/spec/updateStrategy/rollingUpdate/partition');
-
-/** reactions: for every step after a rollout's first, the rolled pod's last status write -> the controller's next partition patch. */
-function reactions(ns: string, offset: number, names: string[]): number[] {
-  const events = readFileSync(env.AUDIT_LOG ?? '', 'utf8')
-    .slice(offset)
-    .split('\n')
-    .filter((l) => l.startsWith('{') && l.includes(`"namespace":"${ns}"`))
-    .map((l) => JSON.parse(l) as AuditEvent);
-  const out: number[] = [];
-  for (const name of names) {
-    const patches = events.filter((e) => e.user.username === CONTROLLER && e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && !e.objectRef.subresource && (e.responseStatus?.code ?? 200) < 300 && lowersPartition(e));
-    for (let ordinal = R - 1; ordinal >= 1; ordinal--) {
-      const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.name === `${name}-${ordinal}` && e.user.username !== CONTROLLER).pop();
-      if (!ready) continue;
-      const t0 = Date.parse(ready.requestReceivedTimestamp);
-      const next = patches.find((p) => Date.parse(p.requestReceivedTimestamp) > t0);
-      if (next) out.push(Date.parse(next.requestReceivedTimestamp) - t0);
-    }
-  }
-  return out;
-}
-
 async function coldStart(): Promise<number> {
   const proc = (action: string) => execFileSync('bash', [resolve(ROOT, 'hack', 'e2e-proc.sh'), action, 'controller'], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc('stop');
@@ -176,7 +143,7 @@ async function main(): Promise<void> {
     const rollCpu = (cpuSeconds(pid) - c1) / rollSeconds;
     const m2 = await scrape();
     await sleep(1500); // the audit backend flushes
-    const lat = reactions(ns, offset, [...rolling]);
+    const lat = reactions(auditSince(env.AUDIT_LOG, offset, ns), [...rolling], R);
     const rollRequests = delta(m1.requests, m2.requests).filter(([k]) => !k.startsWith('watch '));
     const steps = K * R; // R partition decrements per rollout (the re-pin is not a step)
     const perStep = rollRequests.reduce((n, [, v]) => n + v, 0) / steps;

@@ -1,0 +1,34 @@
+// The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
+// bench:rollout and bench:many against the harness. Numbers from here mean nothing.
+import { resolve } from 'node:path';
+import { jest } from '@jest/globals';
+import { ROOT } from '../support/process.js';
+import { run } from './cluster.js';
+
+jest.setTimeout(600_000);
+
+const bench = async (file: string, args: string[]) => {
+  const r = await run(process.execPath, [resolve(ROOT, 'dist', 'bench', file), ...args], { timeoutMs: 540_000 });
+  if (r.code !== 0) throw new Error(`${file} failed: ${r.stderr}\n${r.stdout}`);
+  return r.stdout;
+};
+
+describe('benchmark smoke runs', () => {
+  it('bench:controller measures a reaction and requests per step', async () => {
+    const out = await bench('controller-step.js', ['--rounds', '1', '--replicas', '2']);
+    expect(out).toMatch(/pod Ready -> partition lowered .* median \d+ ms/);
+    expect(out).toMatch(/API requests by the controller per step: median [\d.]+/);
+  });
+
+  it('bench:rollout compares a gated rollout with the StatefulSet controller alone', async () => {
+    const out = await bench('rollout-overhead.js', ['--replicas', '3', '--rounds', '1']);
+    expect(out).toMatch(/ratio gated\/plain: [\d.]+; added per pod: -?\d+ ms/);
+  });
+
+  it('bench:many reports idle requests, reaction percentiles and the cold start', async () => {
+    const out = await bench('many-statefulsets.js', ['--smoke']);
+    expect(out).toMatch(/idle \d+ s: API requests beyond the watches: /);
+    expect(out).toMatch(/reaction p50 \d+ ms, p99 \d+ ms/);
+    expect(out).toMatch(/cold start with \d+ StatefulSets and \d+ pods: process start -> \/readyz \d+ ms/);
+  });
+});

@@ -1,0 +1,19 @@
+// The webhook benchmark in its smoke mode: it still builds, starts both servers, sends every case and
+// prints its table. Numbers from a smoke run mean nothing; the run not rotting is the point.
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { jest } from '@jest/globals';
+
+jest.setTimeout(120_000);
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+it('bench:mutate --smoke runs every case and prints the ratio to the baseline', async () => {
+  const out = await new Promise<string>((res, rej) =>
+    execFile(process.execPath, [resolve(ROOT, 'dist', 'bench', 'mutate.js'), '--smoke'], { timeout: 110_000 }, (err, stdout, stderr) => (err ? rej(new Error(`${err.message}\n${stderr}`)) : res(stdout))),
+  );
+  for (const c of ['UPDATE 7 KB', 'UPDATE 1 MB template', 'CREATE', 'malformed body']) expect(out).toMatch(new RegExp(`^${c} .*\\| +\\d+\\.\\d\\d$`, 'm'));
+  expect(out).toMatch(/at a fixed 500 req\/s .* webhook p50 [\d.]+ ms p99 [\d.]+ ms/);
+  expect(out).toMatch(/peak RSS: webhook \d+ MB, baseline \d+ MB/);
+  expect(out).toContain('reproduce: npm run bench:mutate');
+});

@@ -45,7 +45,9 @@ export function createApp(deps: AppDeps): express.Express {
     }
     const r: AdmissionRequest = parsed.review.request;
     const operation = typeof r.operation === 'string' ? r.operation : 'unknown';
-    const log = deps.log.child({ uid: r.uid, namespace: r.namespace, name: r.name, operation, user: r.userInfo?.username });
+    // The per-request logger is made only when something is logged: most admissions log at debug,
+    // and a pino child costs as much as a small decision.
+    const log = () => deps.log.child({ uid: r.uid, namespace: r.namespace, name: r.name, operation, user: r.userInfo?.username });
     let body;
     let label: string;
     try {
@@ -53,14 +55,15 @@ export function createApp(deps: AppDeps): express.Express {
       body = fromDecision(r.uid, d);
       label = DECISION_LABEL[d.type];
       const fields = { row: d.row, decision: label, dryRun: r.dryRun === true, durationMs: seconds() * 1000 };
-      if (d.type === 'deny') log.info({ ...fields, code: d.code, message: d.message }, 'admission denied');
-      else if (d.type === 'patch') log.info({ ...fields, patch: d.patch }, 'admission patched');
-      else log.debug(fields, 'admission allowed');
+      if (d.type === 'deny') log().info({ ...fields, code: d.code, message: d.message }, 'admission denied');
+      else if (d.type === 'patch') {
+        if (deps.log.isLevelEnabled('info')) log().info({ ...fields, patch: d.patch }, 'admission patched');
+      } else if (deps.log.isLevelEnabled('debug')) log().debug(fields, 'admission allowed');
     } catch (err) {
       // A bug in decide must not become an HTTP 500 the API server can only report vaguely.
       label = 'errored';
       body = errored(r.uid, (err as Error).message);
-      log.error({ err }, 'admission decision failed');
+      log().error({ err }, 'admission decision failed');
     }
     deps.metrics.requests.inc({ operation, decision: label });
     deps.metrics.duration.observe({ operation }, seconds());

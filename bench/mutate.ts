@@ -155,6 +155,23 @@ function peakRssMb(pid: number | undefined): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** coldStart spawns a fresh webhook and times process start -> /readyz on its metrics port. */
+async function coldStart(): Promise<number> {
+  const [wp, mp] = [await freePort(), await freePort()];
+  const t0 = process.hrtime.bigint();
+  const child = spawn(process.execPath, [join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(wp), '--metrics-port', String(mp), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    for (let i = 0; i < 1000; i++) {
+      const ok = await fetch(`http://127.0.0.1:${mp}/readyz`).then((r) => r.status === 200, () => false);
+      if (ok) return Number(process.hrtime.bigint() - t0) / 1e6;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error('the webhook did not become ready');
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 async function main(): Promise<void> {
   const [wp, mp, bp] = [await freePort(), await freePort(), await freePort()];
   const wh = await startServer([join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(wp), '--metrics-port', String(mp), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'], wp);
@@ -182,6 +199,9 @@ async function main(): Promise<void> {
     const rb = await atRate(base.port, body, RATE, RATE_SECONDS);
     console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms`);
     console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB`);
+    const starts: number[] = [];
+    for (let i = 0; i < (SMOKE ? 1 : 3); i++) starts.push(await coldStart());
+    console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
     console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R | --smoke]');
   } finally {
     wh.child.kill('SIGTERM');

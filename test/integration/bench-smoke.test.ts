@@ -15,5 +15,6 @@ it('bench:mutate --smoke runs every case and prints the ratio to the baseline', 
   for (const c of ['UPDATE 7 KB', 'UPDATE 1 MB template', 'CREATE', 'malformed body']) expect(out).toMatch(new RegExp(`^${c} .*\\| +\\d+\\.\\d\\d$`, 'm'));
   expect(out).toMatch(/at a fixed 500 req\/s .* webhook p50 [\d.]+ ms p99 [\d.]+ ms/);
   expect(out).toMatch(/peak RSS: webhook \d+ MB, baseline \d+ MB/);
+  expect(out).toMatch(/webhook cold start, process start -> \/readyz: median \d+ ms/);
   expect(out).toContain('reproduce: npm run bench:mutate');
 });

@@ -100,6 +100,12 @@ export class Reconciler {
     return { sts, view, pods, group: members };
   }
 
+  /** remember keeps our last write's result for read-your-writes, without its managedFields (as the caches). */
+  private remember(key: string, sts: V1StatefulSet): void {
+    if (sts.metadata?.managedFields) delete sts.metadata.managedFields;
+    this.written.set(key, sts);
+  }
+
   private podViewOf(p: V1Pod, owner: string, start: number): PodView | undefined {
     const cached = this.views.get(p);
     if (cached && cached.owner === owner && cached.start === start) return cached.view;
@@ -221,7 +227,7 @@ export class Reconciler {
         { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
       );
-      this.written.set(key, patched);
+      this.remember(key, patched);
     }
     if (status) {
       if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
@@ -253,7 +259,7 @@ export class Reconciler {
     ];
     try {
       const patched = await this.d.apps.patchNamespacedStatefulSet({ name: sts.metadata?.name ?? '', namespace, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()));
-      this.written.set(key, patched);
+      this.remember(key, patched);
       log.info({ revision }, 'pod template restored');
     } catch (err) {
       if (apiErrorCode(err) === 422 || apiErrorCode(err) === 409) {
@@ -289,7 +295,7 @@ export class Reconciler {
         { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },
         setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()),
       );
-      this.written.set(key, patched);
+      this.remember(key, patched);
       log.info({ from, to }, 'partition set');
     } catch (err) {
       // 422 is the failed `test` op, 409 a conflicting write: a race we lose now and then, not an error.

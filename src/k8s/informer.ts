@@ -74,6 +74,10 @@ export function resilientInformer<T extends KubernetesObject>(
   const index = new SecondaryIndex<T>(opts.indexBy);
   const event = (type: WatchEvent) => (o: T) => {
     failures = 0;
+    // client-node calls back with the very object it caches: dropping managedFields here shrinks the
+    // cache (they are often the largest part of a pod or StatefulSet, and nothing here reads them), as
+    // controller-runtime's default cache transform does.
+    if (o.metadata?.managedFields) delete o.metadata.managedFields;
     // client-node calls back after updating its cache, for list items as for watch events (and a
     // relist reports vanished objects as deletes), so the index follows the cache exactly.
     if (type === 'delete') index.remove(o);

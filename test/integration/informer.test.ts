@@ -47,8 +47,10 @@ describe('resilientInformer', () => {
     const inf = resilientInformer<V1ConfigMap>(kc, '/api/v1/configmaps', () => core.listConfigMapForAllNamespaces(), log, (t, o) => seen.push(`${t} ${o.metadata?.name}`), { baseBackoffMs: 50 });
     await inf.start();
     expect(inf.synced()).toBe(true);
-    items = [{ metadata: { name: 'late', namespace: 'ns', resourceVersion: '7' } }];
+    items = [{ metadata: { name: 'late', namespace: 'ns', resourceVersion: '7', managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:data': {} } }] } }];
     await eventually(() => expect(inf.get('late', 'ns')).toBeDefined(), 10_000, 50);
+    // The cache keeps no managedFields (memory: nothing here reads them).
+    expect(inf.get('late', 'ns')?.metadata).toEqual({ name: 'late', namespace: 'ns', resourceVersion: '7' });
     expect(seen).toContain('add late');
     expect(watches).toBeGreaterThanOrEqual(3);
     expect(lines.filter((l) => l.msg === 'watch failed; restarting informer').length).toBe(2);

@@ -1,4 +1,4 @@
-// POST /mutate through the real express app (supertest, in process).
+// POST /mutate through the real request listener (supertest, in process).
 import fastJsonPatch from 'fast-json-patch';
 import request from 'supertest';
 import { KEYS } from '../../src/annotations.js';

@@ -71,7 +71,8 @@ omitStages: [RequestReceived]
 rules:
   # With bodies, for the safety checker (test/support/safety-checker.ts): every StatefulSet write (who
   # moved the partition, to what; the update revision the StatefulSet controller reports), pod creations
-  # (their revision) and pod status writes (when they became ready).
+  # (their revision), pod status writes (when they became ready) and pod deletions (when a replacement
+  # began: test/e2e/cluster.ts mostReplacedAtOnce).
   # Lease writes of the controller's leader election, with bodies: who held the Lease when. The
   # leader-election chaos test checks every partition step against the term it fell in.
   - level: Request
@@ -83,7 +84,7 @@ rules:
     verbs: ["create", "update", "patch"]
   - level: Request
     resources: [{group: "", resources: ["pods", "pods/status"]}]
-    verbs: ["create", "patch", "update"]
+    verbs: ["create", "patch", "update", "delete"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
   - level: None

@@ -178,34 +178,34 @@ export async function safetyReport(ns: string, statefulset?: string): Promise<Sa
 }
 
 /**
- * mostReplacedAtOnce reads from the audit log how many pods of a StatefulSet on `revision` were at most
- * on their way up at the same moment: created and not yet Ready. OrderedReady replaces one pod at a
- * time (1); Parallel with maxUnavailable N up to N.
+ * mostReplacedAtOnce reads from the audit log how many pods of a StatefulSet were at most being
+ * replaced at the same moment: from the deletion of a pod to the moment its replacement on `revision`
+ * became Ready. OrderedReady replaces one pod at a time (1); Parallel with maxUnavailable N up to N.
+ * (Deletions, not creations, start the count: kwok makes a created pod Ready within milliseconds, so
+ * creations alone may never overlap even when the StatefulSet controller deleted three pods at once.)
  */
 export function mostReplacedAtOnce(ns: string, statefulset: string, revision: string): number {
   type Obj = { metadata?: { name?: string; labels?: Record<string, string> }; status?: { conditions?: { type: string; status: string }[] } };
   const pod = new RegExp(`^${statefulset}-\\d+$`);
   const edges: { at: number; d: number }[] = [];
-  const up = new Map<string, number>();
+  const replacing = new Set<string>();
+  const onRevision = new Set<string>();
   const events = auditLog(ns).sort((a, b) => Date.parse(a.stageTimestamp) - Date.parse(b.stageTimestamp));
   for (const e of events) {
     const body = e.requestObject as Obj | undefined;
     const at = Date.parse(e.stageTimestamp);
     if (e.objectRef?.resource !== 'pods' || (e.responseStatus?.code ?? 200) >= 300) continue;
-    if (e.verb === 'create' && !e.objectRef.subresource) {
-      const name = body?.metadata?.name ?? '';
-      if (pod.test(name) && body?.metadata?.labels?.['controller-revision-hash'] === revision) {
-        // Created again: the earlier pod of that name was deleted before it became ready (the delete is
-        // not audited), so its interval ends here.
-        if (up.has(name)) edges.push({ at, d: -1 });
-        up.set(name, at);
-        edges.push({ at, d: 1 });
-      }
-    } else if (e.objectRef.subresource === 'status' && up.has(e.objectRef.name ?? '')) {
-      if (body?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
-        up.delete(e.objectRef.name ?? '');
-        edges.push({ at, d: -1 });
-      }
+    const name = e.verb === 'create' ? (body?.metadata?.name ?? '') : (e.objectRef.name ?? '');
+    if (!pod.test(name)) continue;
+    if (e.verb === 'delete' && !e.objectRef.subresource && !replacing.has(name)) {
+      replacing.add(name);
+      edges.push({ at, d: 1 });
+    } else if (e.verb === 'create' && !e.objectRef.subresource) {
+      if (body?.metadata?.labels?.['controller-revision-hash'] === revision) onRevision.add(name);
+      else onRevision.delete(name);
+    } else if (e.objectRef.subresource === 'status' && replacing.has(name) && onRevision.has(name) && body?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+      replacing.delete(name);
+      edges.push({ at, d: -1 });
     }
   }
   let now = 0;

@@ -9,7 +9,6 @@ import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
 import { ownerStatefulSet } from '../src/k8s/view.js';
-import { groupOf } from '../src/rollout/groups.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
@@ -69,7 +68,7 @@ async function main(): Promise<void> {
       if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
       // A member of a rollout group finishing, failing or going away may let another one move. Only
       // grouped StatefulSets pay for the scan of their namespace.
-      if (groupOf(s.metadata?.annotations ?? {})) for (const peer of groupPeers(statefulSets.list(s.metadata?.namespace), s)) enqueue(peer);
+      for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
     },
     { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }) },
   );

@@ -182,8 +182,8 @@ describe('Reconciler: rollout groups', () => {
     other.metadata!.namespace = 'elsewhere';
     const all = [grouped('db', 1), grouped('zone-a', 0), grouped('zone-c', 2), other, statefulSet()];
     all[4]!.metadata!.name = 'plain';
-    expect(groupPeers(all, all[0]!)).toEqual(['ns/zone-a', 'ns/zone-c']);
-    expect(groupPeers(all, all[4]!)).toEqual([]);
+    expect(groupPeers(() => all, all[0]!)).toEqual(['ns/zone-a', 'ns/zone-c']);
+    expect(groupPeers(() => all, all[4]!)).toEqual([]);
   });
 });
 

@@ -89,14 +89,8 @@ export class Reconciler {
     // and each pod's view is computed once per version of the pod (the informer replaces the object on
     // every change), not on every reconcile: a 1,000-pod StatefulSet is reconciled several times a step.
     const pods = this.d.pods.indexed(key).flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
-    const group = groupOf(view.annotations);
-    if (!group) return { sts, view, pods };
-    const members = this.d.statefulSets.list(namespace).flatMap((o) => {
-      if (o.metadata?.name === name) return [];
-      const v = statefulSetView(o);
-      const g = groupOf(v.annotations);
-      return g?.group === group.group ? [memberOf(v, g.order, o.status?.updatedReplicas ?? 0)] : [];
-    });
+    if (!groupOf(view.annotations)) return { sts, view, pods };
+    const members = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => memberOf(statefulSetView(p.sts), p.order, p.sts.status?.updatedReplicas ?? 0));
     return { sts, view, pods, group: members };
   }
 
@@ -336,11 +330,21 @@ export function isOptedInObject(s: V1StatefulSet): boolean {
   return parsed.optIn !== 'absent' || s.metadata?.annotations?.[KEYS.status] !== undefined;
 }
 
-/** groupPeers are the keys of the other members of a StatefulSet's rollout group, from the cache. */
-export function groupPeers(all: readonly V1StatefulSet[], s: V1StatefulSet): string[] {
+/**
+ * peersOf lists the other members of a StatefulSet's rollout group in its namespace, with their order.
+ * `list` is called only for a grouped StatefulSet, so others never pay for a scan of their namespace.
+ */
+function peersOf(list: (namespace?: string) => readonly V1StatefulSet[], s: V1StatefulSet): { sts: V1StatefulSet; order: number }[] {
   const g = groupOf(s.metadata?.annotations ?? {});
   if (!g) return [];
-  return all
-    .filter((o) => o.metadata?.namespace === s.metadata?.namespace && o.metadata?.name !== s.metadata?.name && groupOf(o.metadata?.annotations ?? {})?.group === g.group)
-    .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+  return list(s.metadata?.namespace).flatMap((o) => {
+    if (o.metadata?.name === s.metadata?.name || o.metadata?.namespace !== s.metadata?.namespace) return [];
+    const og = groupOf(o.metadata?.annotations ?? {});
+    return og?.group === g.group ? [{ sts: o, order: og.order }] : [];
+  });
+}
+
+/** groupPeers are the keys of the other members of a StatefulSet's rollout group, from the cache. */
+export function groupPeers(list: (namespace?: string) => readonly V1StatefulSet[], s: V1StatefulSet): string[] {
+  return peersOf(list, s).map((p) => `${p.sts.metadata?.namespace}/${p.sts.metadata?.name}`);
 }

@@ -29,6 +29,8 @@ export interface AppDeps extends DecideOptions {
   decideFn?: typeof decide;
 }
 
+const TOO_LARGE = `request body larger than ${MAX_BODY_BYTES} bytes`;
+
 const DECISION_LABEL: Record<Decision['type'], string> = { allow: 'allowed', patch: 'patched', deny: 'denied' };
 
 /** A refused body: its HTTP status and what to say. */
@@ -46,7 +48,7 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
 }
 
-/** jsonMediaType: application/json or application/*+json, with at most a UTF-8 charset. */
+/** mediaProblem: anything but application/json or application/*+json, or a charset other than UTF-8. */
 function mediaProblem(contentType: string | undefined): BodyError | undefined {
   const [type = '', ...params] = (contentType ?? '').split(';').map((s) => s.trim().toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) return new BodyError(400, 'expected a JSON body (content-type: application/json)');
@@ -61,7 +63,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (declared > MAX_BODY_BYTES) {
       req.resume();
-      return reject(new BodyError(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+      return reject(new BodyError(413, TOO_LARGE));
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -70,7 +72,7 @@ function readJson(req: IncomingMessage): Promise<unknown> {
       if (size > MAX_BODY_BYTES) {
         req.removeAllListeners('data');
         req.resume();
-        reject(new BodyError(413, `request body larger than ${MAX_BODY_BYTES} bytes`));
+        reject(new BodyError(413, TOO_LARGE));
       } else chunks.push(c);
     });
     req.on('error', reject);

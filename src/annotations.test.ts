@@ -213,3 +213,36 @@ describe('parseAnnotations', () => {
     expect(formatProblems(r.problems).length).toBeLessThan(200);
   });
 });
+
+describe('parseAnnotations memo', () => {
+  const base = { [KEYS.enabled]: 'true', [KEYS.query]: 'up == 1' };
+
+  it('returns the same frozen result for the same phased-rollout entries, whatever else the object carries', () => {
+    const a = parseAnnotations({ ...base, 'kubectl.kubernetes.io/last-applied-configuration': '{"x":1}' });
+    const b = parseAnnotations({ ...base, 'other/key': 'y' });
+    expect(b).toBe(a);
+    expect(Object.isFrozen(a)).toBe(true);
+    if (!a.ok || !a.config) throw new Error('expected a config');
+    expect(Object.isFrozen(a.config.gates)).toBe(true);
+    expect(() => (a.config as { periodSeconds: number }).periodSeconds++).toThrow(TypeError);
+  });
+
+  it('never answers for different entries, an empty value or a value moved to another key', () => {
+    const results = [
+      parseAnnotations({ ...base, [KEYS.periodSeconds]: '5' }),
+      parseAnnotations({ ...base, [KEYS.periodSeconds]: '6' }),
+      parseAnnotations({ ...base, [KEYS.periodSeconds]: '' }),
+      parseAnnotations({ ...base, [KEYS.initialDelaySeconds]: '5' }),
+    ];
+    expect(results.map((r) => (r.ok ? `${r.config?.periodSeconds}/${r.config?.initialDelaySeconds}` : 'problems'))).toEqual(['5/30', '6/30', 'problems', '30/5']);
+  });
+
+  it('gives the same answer for keys beyond the memo bound, and for many distinct objects', () => {
+    const long = { ...base, [KEYS.query]: `up == 1 or ${'x'.repeat(MAX_QUERY_LENGTH - 12)}` };
+    expect(parseAnnotations(long)).toEqual(parseAnnotations({ ...long }));
+    for (let i = 0; i < 1500; i++) {
+      const r = parseAnnotations({ ...base, [KEYS.groupOrder]: String(i % 1001), [KEYS.group]: 'g' });
+      expect(r.ok && r.config?.groupOrder).toBe(i % 1001);
+    }
+  });
+});

@@ -1,10 +1,10 @@
 // The decision table of SPEC §3 as one pure function: a request in, a Decision out. No I/O, no clock;
 // the HTTP shell turns the Decision into an AdmissionReview response.
-import { isDeepStrictEqual } from 'node:util';
 import type { Operation } from 'fast-json-patch';
 import { KEYS, parseAnnotations, readOptIn } from '../annotations.js';
 import * as msg from './messages.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
+import { jsonEqual } from './json-equal.js';
 import { pinPartitionPatch } from './patch.js';
 import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
 import {
@@ -80,7 +80,7 @@ export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
 function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, name: string, opts: DecideOptions): Decision {
   const newAnn = annotationsOf(obj);
   const oldAnn = annotationsOf(old);
-  const templateChanged = old !== undefined && !isDeepStrictEqual(templateOf(old), templateOf(obj));
+  const templateChanged = old !== undefined && !jsonEqual(templateOf(old), templateOf(obj));
 
   // Row 2: not opted in (absent or "false"); warn when leaving a rollout half done.
   const optIn = readOptIn(newAnn);

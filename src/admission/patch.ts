@@ -16,7 +16,8 @@ export function pinPartitionPatch(obj: KubeObject, partition: number): Operation
   // (decide() turns a ShapeError into a 400 denial) rather than send a patch that cannot apply.
   if (!isObject(obj.spec)) throw new ShapeError('spec is missing');
   const before = strategyOf(obj);
-  const after: KubeObject = structuredClone(before ?? {});
+  // A shallow copy is a full one here: the only nested object, rollingUpdate, is copied just below.
+  const after: KubeObject = { ...(before ?? {}) };
   after.type = 'RollingUpdate';
   after.rollingUpdate = { ...(isObject(after.rollingUpdate) ? after.rollingUpdate : {}), partition };
   const original = before === undefined ? { spec: {} } : { spec: { updateStrategy: before } };

@@ -148,7 +148,8 @@ ctl_metrics=""
 if [ -f dist/controller/main.js ]; then
   phase "controller"
   ctl_metrics=$(freeport)
-  echo "$node $root/dist/controller/main.js --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
+  # The Node.js flags of the chart's controller.nodeArgs, so benchmarks measure what users run.
+  echo "$node --max-semi-space-size=4 $root/dist/controller/main.js --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
   proc start controller
   wait_http "http://127.0.0.1:$ctl_metrics/readyz"
 fi

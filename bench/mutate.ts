@@ -83,10 +83,25 @@ interface Result {
   rps: number;
   p50: number;
   p99: number;
+  /** The server's CPU time (user + system, from /proc) per request, in µs. */
+  cpu: number;
 }
 
-/** round sends n requests with C in flight (closed loop) and measures throughput and latency. */
-async function round(port: number, body: string, status: number, n: number): Promise<Result> {
+/** cpuSeconds is a process's CPU time so far (user + system), from /proc; 10 ms resolution. */
+function cpuSeconds(pid: number | undefined): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * round sends n requests with C in flight (closed loop) and measures throughput, latency and the
+ * server's CPU per request. The client shares the 2 cores, so throughput moves with whatever else the
+ * machine does; the server's CPU per request is the steadier figure of its own cost.
+ */
+async function round(server: { port: number; child: ChildProcess }, body: string, status: number, n: number): Promise<Result> {
+  const port = server.port;
+  const cpu0 = cpuSeconds(server.child.pid);
   const agent = new Agent({ keepAlive: true, maxSockets: C, ca: ca.cert });
   const lat: number[] = [];
   let next = 0;
@@ -110,9 +125,10 @@ async function round(port: number, body: string, status: number, n: number): Pro
   const t0 = process.hrtime.bigint();
   await Promise.all(Array.from({ length: C }, worker));
   const secs = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = ((cpuSeconds(server.child.pid) - cpu0) / n) * 1e6;
   agent.destroy();
   lat.sort((a, b) => a - b);
-  return { rps: n / secs, p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0 };
+  return { rps: n / secs, p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, cpu };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
@@ -129,12 +145,15 @@ async function atRate(port: number, body: string, rate: number, seconds: number)
     const slot = t0 + BigInt(Math.round((i * 1e9) / rate));
     const wait = Number(slot - process.hrtime.bigint()) / 1e6;
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    // A timer may fire up to a millisecond early: latency counts from the slot, or from the send if that was earlier.
+    const now = process.hrtime.bigint();
+    const from = now > slot ? slot : now;
     pending.push(
       new Promise<void>((res, rej) => {
         const req = request({ host: '127.0.0.1', port, path: '/mutate', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (r) => {
           r.resume();
           r.on('end', () => {
-            lat.push(Number(process.hrtime.bigint() - slot) / 1e6);
+            lat.push(Number(process.hrtime.bigint() - from) / 1e6);
             res();
           });
         });
@@ -178,25 +197,26 @@ async function main(): Promise<void> {
   const base = await startServer([join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(bp)], bp);
   try {
     console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; webhook and a bare HTTPS baseline (reads and parses the body, answers allowed) alternate; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
-    console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${'webhook req/s'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} | ${'baseline req/s'.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} | ratio`);
+    console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${'webhook req/s'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)} | ${'baseline req/s'.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)} | ratio  CPU ratio`);
     for (const c of CASES) {
       const n = Math.max(20, Math.round(N * c.share));
-      await round(wh.port, c.body, c.status, Math.min(n, 200)); // warm-up, both
-      await round(base.port, c.body, c.status, Math.min(n, 200));
+      await round(wh, c.body, c.status, Math.min(n, 200)); // warm-up, both
+      await round(base, c.body, c.status, Math.min(n, 200));
       const w: Result[] = [];
       const b: Result[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        w.push(await round(wh.port, c.body, c.status, n));
-        b.push(await round(base.port, c.body, c.status, n));
+        w.push(await round(wh, c.body, c.status, n));
+        b.push(await round(base, c.body, c.status, n));
       }
       const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
       console.log(
-        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2)}`,
+        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} ${m(w, 'cpu').toFixed(0).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} ${m(b, 'cpu').toFixed(0).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2).padEnd(5)}  ${(m(b, 'cpu') / m(w, 'cpu')).toFixed(2)}`,
       );
     }
     const body = CASES[0]?.body ?? '';
     const rw = await atRate(wh.port, body, RATE, RATE_SECONDS);
     const rb = await atRate(base.port, body, RATE, RATE_SECONDS);
+    console.log('ratio: webhook req/s / baseline req/s; CPU ratio: baseline CPU per request / webhook CPU per request (1 = the same cost)');
     console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms`);
     console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB`);
     const starts: number[] = [];

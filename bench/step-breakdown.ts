@@ -21,7 +21,14 @@ for (const name of names) {
   const ready = new Map<string, number>();
   const created = new Map<string, number>();
   const patches: number[] = [];
+  // The StatefulSet controller's status writes, and how many of them lost a race (409 Conflict) with
+  // another write of the StatefulSet, such as our partition patch; each such loss costs it a re-read.
+  let statusWrites = 0, statusConflicts = 0;
   for (const e of events) {
+    if (e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && e.objectRef.subresource === 'status' && e.verb === 'update') {
+      statusWrites++;
+      if (e.responseStatus?.code === 409) statusConflicts++;
+    }
     const body = e.requestObject as Obj | undefined;
     if (e.objectRef?.resource === 'pods' && e.verb === 'create' && !e.objectRef.subresource && own(body?.metadata?.name)) created.set(body?.metadata?.name ?? '', at(e));
     if (e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && own(e.objectRef.name) && body?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ready.set(e.objectRef.name ?? '', at(e));
@@ -44,4 +51,5 @@ for (const name of names) {
     const sel = rows.filter((r) => r.i >= lo && r.i < hi);
     console.log(`${name} pods ${lo}-${hi - 1}: Ready -> next pod created ${fmt(sel.map((r) => r.total))}; Ready -> partition patch ${fmt(sel.map((r) => r.ours))}; patch -> next pod created ${fmt(sel.map((r) => r.theirs))} (n=${sel.length})`);
   }
+  console.log(`${name}: StatefulSet status updates ${statusWrites}, of which 409 Conflict ${statusConflicts}`);
 }

@@ -50,6 +50,8 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
 
 /** mediaProblem: anything but application/json or application/*+json, or a charset other than UTF-8. */
 function mediaProblem(contentType: string | undefined): BodyError | undefined {
+  // What the API server sends; the general parse below is for everything else.
+  if (contentType === 'application/json') return undefined;
   const [type = '', ...params] = (contentType ?? '').split(';').map((s) => s.trim().toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) return new BodyError(400, 'expected a JSON body (content-type: application/json)');
   const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
@@ -57,36 +59,46 @@ function mediaProblem(contentType: string | undefined): BodyError | undefined {
   return undefined;
 }
 
-/** readJson reads a bounded body and parses it as strict JSON (an object or an array at the top). */
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > MAX_BODY_BYTES) {
+/**
+ * readJson reads a bounded body and parses it as strict JSON (an object or an array at the top), then
+ * calls `done` exactly once. A callback rather than a Promise: one microtask hop less per admission.
+ */
+function readJson(req: IncomingMessage, done: (err: unknown, body?: unknown) => void): void {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > MAX_BODY_BYTES) {
+    req.resume();
+    return done(new BodyError(413, TOO_LARGE));
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let finished = false;
+  const finish = (err: unknown, body?: unknown) => {
+    if (finished) return;
+    finished = true;
+    done(err, body);
+  };
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > MAX_BODY_BYTES) {
+      req.removeAllListeners('data');
       req.resume();
-      return reject(new BodyError(413, TOO_LARGE));
+      finish(new BodyError(413, TOO_LARGE));
+    } else chunks.push(c);
+  });
+  req.on('error', finish);
+  req.on('end', () => {
+    if (finished) return;
+    // Most reviews arrive in one chunk: decode it in place rather than copy it first.
+    const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)).toString('utf8');
+    const first = /^[\s]*(.)/.exec(text)?.[1];
+    if (first !== '{' && first !== '[') return finish(new BodyError(400, 'the body must be a JSON object'));
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      return finish(new BodyError(400, (err as Error).message));
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyError(413, TOO_LARGE));
-      } else chunks.push(c);
-    });
-    req.on('error', reject);
-    req.on('end', () => {
-      if (size > MAX_BODY_BYTES) return;
-      const text = Buffer.concat(chunks, size).toString('utf8');
-      const first = /^[\s]*(.)/.exec(text)?.[1];
-      if (first !== '{' && first !== '[') return reject(new BodyError(400, 'the body must be a JSON object'));
-      try {
-        resolve(JSON.parse(text));
-      } catch (err) {
-        reject(new BodyError(400, (err as Error).message));
-      }
-    });
+    finish(undefined, body);
   });
 }
 
@@ -153,15 +165,13 @@ export function createApp(deps: AppDeps): RequestListener {
       req.resume();
       return refuse(res, media);
     }
-    readJson(req).then(
-      (body) => {
-        try {
-          admit(body, res, started);
-        } catch (err) {
-          refuse(res, err);
-        }
-      },
-      (err: unknown) => refuse(res, err),
-    );
+    readJson(req, (err, body) => {
+      if (err !== undefined) return refuse(res, err);
+      try {
+        admit(body, res, started);
+      } catch (e) {
+        refuse(res, e);
+      }
+    });
   };
 }

@@ -89,7 +89,12 @@ interface Result {
 
 /** cpuSeconds is a process's CPU time so far (user + system), from /proc; 10 ms resolution. */
 function cpuSeconds(pid: number | undefined): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  let f: string;
+  try {
+    f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    throw new Error(`server process ${pid} exited during the benchmark (its stderr is above)`);
+  }
   const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }

@@ -136,6 +136,9 @@ async function round(server: { port: number; child: ChildProcess }, body: string
   return { rps: n / secs, p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, cpu };
 }
 
+/** cpuRatio is baseline ÷ webhook CPU per request, or "-" when a round was too short to register CPU time (10 ms ticks). */
+const cpuRatio = (base: number, webhook: number) => (base > 0 && webhook > 0 ? (base / webhook).toFixed(2) : '-');
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 /** atRate sends requests at a fixed rate (open loop) for a while: latency under a given load, not at saturation. */
@@ -215,7 +218,7 @@ async function main(): Promise<void> {
       }
       const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
       console.log(
-        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} ${m(w, 'cpu').toFixed(0).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} ${m(b, 'cpu').toFixed(0).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2).padEnd(5)}  ${(m(b, 'cpu') / m(w, 'cpu')).toFixed(2)}`,
+        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} ${m(w, 'cpu').toFixed(0).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} ${m(b, 'cpu').toFixed(0).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2).padEnd(5)}  ${cpuRatio(m(b, 'cpu'), m(w, 'cpu'))}`,
       );
     }
     const body = CASES[0]?.body ?? '';

@@ -64,7 +64,7 @@ export function auditSince(file: string, offset: number, ns: string): AuditEvent
 }
 
 /** lowersPartition: a JSON Patch of the partition (not a status write). */
-const lowersPartition = (e: AuditEvent) => Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path === '/spec/updateStrategy/rollingUpdate/partition');
+export const lowersPartition = (e: AuditEvent) => Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path === '/spec/updateStrategy/rollingUpdate/partition');
 
 /**
  * reactions: for every partition step of each StatefulSet after its first, the rolled pod's last

@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { cpuSeconds, rssMb } from './proc.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
@@ -58,16 +59,9 @@ function settled(ns: string, phases: string[], only?: Set<string>): number {
   }).length;
 }
 
-/** Process figures of the controller from /proc: CPU seconds so far and current RSS in MB. */
+/** controllerPid is the harness controller's pid, as hack/e2e-proc.sh recorded it. */
 function controllerPid(): number {
   return Number(readFileSync(resolve(ROOT, '.e2e', 'pids', 'controller.pid'), 'utf8').split(' ')[0]);
-}
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in USER_HZ (100)
-}
-function rssMb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
 }
 
 /** scrape reads the counters of the controller's /metrics that this benchmark compares. */

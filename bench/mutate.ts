@@ -5,13 +5,14 @@
 // latency at a fixed request rate, and the peak RSS of both processes.
 // Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --smoke)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect, createServer as createNetServer } from 'node:net';
 import { generateCa, generateServing } from '../certs/forge.js';
+import { cpuSeconds, peakRssMb } from './proc.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false } },
@@ -85,18 +86,6 @@ interface Result {
   p99: number;
   /** The server's CPU time (user + system, from /proc) per request, in µs. */
   cpu: number;
-}
-
-/** cpuSeconds is a process's CPU time so far (user + system), from /proc; 10 ms resolution. */
-function cpuSeconds(pid: number | undefined): number {
-  let f: string;
-  try {
-    f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    throw new Error(`server process ${pid} exited during the benchmark (its stderr is above)`);
-  }
-  const fields = f.slice(f.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**
@@ -176,17 +165,14 @@ async function atRate(port: number, body: string, rate: number, seconds: number)
   return { p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, sent: total };
 }
 
-/** peakRssMb is a process's peak resident memory (VmHWM), from /proc. */
-function peakRssMb(pid: number | undefined): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
+/** webhookArgs is the webhook's command line (after node) on the given ports, as both measures start it. */
+const webhookArgs = (port: number, metricsPort: number) => [join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'];
 
 /** coldStart spawns a fresh webhook and times process start -> /readyz on its metrics port. */
 async function coldStart(): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, [join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(wp), '--metrics-port', String(mp), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, webhookArgs(wp, mp), { stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     for (let i = 0; i < 1000; i++) {
       const ok = await fetch(`http://127.0.0.1:${mp}/readyz`).then((r) => r.status === 200, () => false);
@@ -201,7 +187,7 @@ async function coldStart(): Promise<number> {
 
 async function main(): Promise<void> {
   const [wp, mp, bp] = [await freePort(), await freePort(), await freePort()];
-  const wh = await startServer([join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(wp), '--metrics-port', String(mp), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'], wp);
+  const wh = await startServer(webhookArgs(wp, mp), wp);
   const base = await startServer([join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(bp)], bp);
   try {
     console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; webhook and a bare HTTPS baseline (reads and parses the body, answers allowed) alternate; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);

@@ -4,7 +4,7 @@
 // the creation of the next pod (the StatefulSet controller). For a plain StatefulSet, Ready -> next pod.
 // Medians per quarter of the pod indices show whether anything grows with the StatefulSet's size.
 // Reproduce: node dist/bench/step-breakdown.js NAMESPACE STATEFULSET...   (the namespace may be deleted)
-import { auditSince, e2eEnv, median, type AuditEvent } from './e2e-env.js';
+import { auditSince, e2eEnv, lowersPartition, median, type AuditEvent } from './e2e-env.js';
 
 const [ns, ...names] = process.argv.slice(2);
 if (!ns || names.length === 0) {
@@ -32,7 +32,7 @@ for (const name of names) {
     const body = e.requestObject as Obj | undefined;
     if (e.objectRef?.resource === 'pods' && e.verb === 'create' && !e.objectRef.subresource && own(body?.metadata?.name)) created.set(body?.metadata?.name ?? '', at(e));
     if (e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && own(e.objectRef.name) && body?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) ready.set(e.objectRef.name ?? '', at(e));
-    if (e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && e.verb === 'patch' && Array.isArray(e.requestObject) && e.requestObject.some((op: { op?: string; path?: string }) => op.op === 'replace' && op.path?.endsWith('/partition'))) patches.push(Date.parse(e.requestReceivedTimestamp));
+    if (e.objectRef?.resource === 'statefulsets' && e.objectRef.name === name && e.verb === 'patch' && lowersPartition(e)) patches.push(Date.parse(e.requestReceivedTimestamp));
   }
   const n = Math.max(...[...created.keys()].map((k) => Number(k.slice(k.lastIndexOf('-') + 1)))) + 1;
   const rows: { i: number; total: number; ours?: number; theirs?: number }[] = [];

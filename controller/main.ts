@@ -2,12 +2,13 @@
 // phased-rollout-controller: config -> informers -> queue -> reconcile -> plan() -> apply.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { makeApiClient, userAgent } from '../src/k8s/client.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
+import { selectorMatches } from '../src/k8s/selector.js';
 import { ownerStatefulSet } from '../src/k8s/view.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
   const metrics = controllerMetrics(registry);
   const apps = makeApiClient(kc, AppsV1Api, agent, metrics.kubeRequests);
   const core = makeApiClient(kc, CoreV1Api, agent, metrics.kubeRequests);
+  const policy = makeApiClient(kc, PolicyV1Api, agent, metrics.kubeRequests);
   const readiness = new Readiness();
   const ns = c.namespace;
 
@@ -84,7 +86,10 @@ async function main(): Promise<void> {
       const owner = ownerStatefulSet(p);
       if (!owner) return;
       const s = statefulSets.get(owner, p.metadata?.namespace);
-      if (s && isOptedInObject(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
+      if (!s) return;
+      if (isOptedInObject(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
+      // Zone safety: a pod of one group member going down or coming back holds or frees the others.
+      for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
     },
     {
       labelSelector: podSelector,
@@ -97,11 +102,28 @@ async function main(): Promise<void> {
     },
   );
 
+  // PodDisruptionBudgets: a step first asks the ones over the StatefulSet's pods. The disruption
+  // controller rewrites a PDB's status whenever a pod it covers changes readiness; that wakes the
+  // opted-in StatefulSets whose pods it selects, so a held step moves as soon as the PDB allows it.
+  const budgets = resilientInformer<V1PodDisruptionBudget>(
+    kc,
+    ns ? `/apis/policy/v1/namespaces/${ns}/poddisruptionbudgets` : '/apis/policy/v1/poddisruptionbudgets',
+    () => (ns ? policy.listNamespacedPodDisruptionBudget({ namespace: ns }) : policy.listPodDisruptionBudgetForAllNamespaces()),
+    log,
+    (_type, b) => {
+      for (const s of statefulSets.list(b.metadata?.namespace)) {
+        if (isOptedInObject(s) && selectorMatches(b.spec?.selector, s.spec?.template?.metadata?.labels)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      }
+    },
+    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'poddisruptionbudgets' }) },
+  );
+
   const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,
     pods,
+    budgets,
     apps,
     core,
     events: new EventRecorder(core, log, identity),
@@ -141,9 +163,9 @@ async function main(): Promise<void> {
   };
 
   try {
-    await Promise.all([statefulSets.start(), pods.start()]);
+    await Promise.all([statefulSets.start(), pods.start(), budgets.start()]);
   } catch (err) {
-    log.fatal({ reason: apiErrorMessage(err) }, 'cannot list StatefulSets and Pods');
+    log.fatal({ reason: apiErrorMessage(err) }, 'cannot list StatefulSets, Pods and PodDisruptionBudgets');
     process.exit(1);
   }
   readiness.set(true);
@@ -179,7 +201,7 @@ async function main(): Promise<void> {
       { name: 'lease', run: () => elector?.release() },
       // Messages already decided go out if they can within a moment; a dead receiver never holds shutdown.
       { name: 'notifications', run: () => told.notifier.stop(2000) },
-      { name: 'informers', run: async () => void (await Promise.all([statefulSets.stop(), pods.stop()])) },
+      { name: 'informers', run: async () => void (await Promise.all([statefulSets.stop(), pods.stop(), budgets.stop()])) },
       { name: 'metrics server', run: () => new Promise<void>((r) => ops.close(() => r())) },
     ],
     c['shutdown-timeout'],

@@ -107,7 +107,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
@@ -122,6 +122,7 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuer
     now: o.now ?? (() => T0),
     query: o.query ?? (async () => ({ result: 'pass', detail: 'ok' })),
     ...(o.fence ? { fence: o.fence } : {}),
+    ...(o.budgets ? { budgets: o.budgets } : {}),
   };
   return new Reconciler(deps);
 }
@@ -175,6 +176,59 @@ describe('Reconciler: rollout groups', () => {
     expect(partitionOf(c.server.sts)).toBe(3);
     expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'Queued', message: expect.stringContaining('waiting for member zone-a (order 0)') });
     expect(c.events).toEqual(['RolloutQueued']);
+  });
+
+  const peerPod = (owner: string, i: number, ready = true): V1Pod => {
+    const p = pod(i, 'old', ready);
+    p.metadata!.name = `${owner}-${i}`;
+    p.metadata!.uid = `${owner}-pod-${i}`;
+    p.metadata!.ownerReferences![0]!.name = owner;
+    return p;
+  };
+
+  it('holds a started member, no gate queried, while a pod of another member is not ready; steps once it is', async () => {
+    const c = fakeCluster(grouped('db', 0, { partition: 2 }), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new'), peerPod('zone-b', 0), peerPod('zone-b', 1, false), peerPod('zone-b', 2)]);
+    c.sts.state.items.push(grouped('zone-b', 1, { update: 'old' }));
+    let asked = 0;
+    const r = reconciler(c, { query: async () => (asked++, { result: 'pass', detail: 'ok' }) });
+    await r.reconcile(KEY);
+    expect(asked).toBe(0);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'Queued', message: 'group zones: zone-b-1 is not ready; holding; partition held at 2' });
+    c.podCache.state.items[4] = peerPod('zone-b', 1);
+    c.sts.state.items[0] = structuredClone(c.server.sts);
+    await r.reconcile(KEY);
+    expect(asked).toBe(1);
+    expect(partitionOf(c.server.sts)).toBe(1);
+  });
+
+  it('drops a passing verdict when a pod of another member went down during the check', async () => {
+    const c = fakeCluster(grouped('db', 0, { partition: 2 }), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new'), peerPod('zone-b', 0), peerPod('zone-b', 1), peerPod('zone-b', 2)]);
+    c.sts.state.items.push(grouped('zone-b', 1, { update: 'old' }));
+    const query = async (): Promise<Verdict> => {
+      c.podCache.state.items[3] = peerPod('zone-b', 0, false);
+      return { result: 'pass', detail: 'ok' };
+    };
+    await reconciler(c, { query }).reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.writes).toEqual(['status']);
+  });
+
+  it('holds while a PodDisruptionBudget over the pods allows no disruption; steps once it allows one', async () => {
+    const s = statefulSet({ partition: 2 });
+    s.spec!.template = { metadata: { labels: { app: 'db' } } };
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    const pdb = { metadata: { name: 'db-pdb', namespace: 'ns', generation: 1 }, spec: { selector: { matchLabels: { app: 'db' } } }, status: { observedGeneration: 1, disruptionsAllowed: 0, currentHealthy: 4, desiredHealthy: 4, expectedPods: 5 } };
+    const other = { ...structuredClone(pdb), metadata: { name: 'other', namespace: 'ns', generation: 1 }, spec: { selector: { matchLabels: { app: 'redis' } } } };
+    const budgets = { list: () => [pdb, other] } as unknown as NonNullable<ReconcileDeps['budgets']>;
+    const r = reconciler(c, { budgets });
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!).message).toBe('PodDisruptionBudget db-pdb allows no disruption now (4 healthy, 4 required); holding; partition held at 2');
+    pdb.status.disruptionsAllowed = 1;
+    c.sts.state.items[0] = structuredClone(c.server.sts);
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(1);
   });
 
   it('groupPeers names the other members of the same group and namespace only', () => {

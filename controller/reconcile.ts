@@ -1,6 +1,6 @@
 // One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due, plan()
 // again with its verdict, apply the actions. All decisions are in src/rollout/plan.ts.
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { CredentialsError, loadCredentials } from '../src/k8s/credentials.js';
 import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
@@ -8,21 +8,25 @@ import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
-import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
+import { selectorMatches } from '../src/k8s/selector.js';
+import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
 import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type CheckRequest, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type BudgetView, type CheckRequest, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
+import { KeyedLock } from '../src/runtime/keyed-lock.js';
 import { Requeue } from '../src/runtime/queue.js';
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
 export interface ReconcileDeps {
   statefulSets: ResilientInformer<V1StatefulSet>;
   pods: ResilientInformer<V1Pod>;
+  /** PodDisruptionBudgets: each step asks the ones over the pods first (phased-rollout.io/respect-pdb). */
+  budgets?: ResilientInformer<V1PodDisruptionBudget>;
   apps: AppsV1Api;
   core: CoreV1Api;
   events: EventRecorder;
@@ -49,6 +53,10 @@ interface Snapshot {
   pods: PodView[];
   /** The other members of its rollout group, if it is in one. */
   group?: GroupMember[];
+  /** `namespace/group`: the key its group's decisions are serialized under. */
+  groupKey?: string;
+  /** The PodDisruptionBudgets over its pods. */
+  budgets: BudgetView[];
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
@@ -58,6 +66,10 @@ export class Reconciler {
   // so a stale cache never makes us repeat a step or an Event.
   private readonly written = new Map<string, V1StatefulSet>();
   private readonly views = new WeakMap<V1Pod, { owner: string; start: number; view: PodView | undefined }>();
+  // The decisions of one rollout group (fresh snapshot -> plan -> writes) run one at a time, and each
+  // reads the others' last writes (read-your-writes), so two members can never both step on views that
+  // predate the other's step: the race window between members is closed, not narrowed.
+  private readonly groups = new KeyedLock();
 
   constructor(private readonly d: ReconcileDeps) {}
 
@@ -81,17 +93,37 @@ export class Reconciler {
     return cached;
   }
 
-  private snapshot(key: string, namespace: string, name: string): Snapshot | undefined {
+  private snapshot(key: string, namespace: string, name: string, nowMs: number): Snapshot | undefined {
     const sts = this.current(key, namespace, name);
     if (!sts) return undefined;
     const view = statefulSetView(sts);
     // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile,
     // and each pod's view is computed once per version of the pod (the informer replaces the object on
     // every change), not on every reconcile: a 1,000-pod StatefulSet is reconciled several times a step.
-    const pods = this.d.pods.indexed(key).flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
-    if (!groupOf(view.annotations)) return { sts, view, pods };
-    const members = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => memberOf(statefulSetView(p.sts), p.order, p.sts.status?.updatedReplicas ?? 0));
-    return { sts, view, pods, group: members };
+    const raw = this.d.pods.indexed(key);
+    const pods = raw.flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
+    const budgets = this.budgetsOf(sts, raw);
+    const g = groupOf(view.annotations);
+    if (!g) return { sts, view, pods, budgets };
+    // Peers through current(): our own last write of a peer (a step it just took) counts before the
+    // cache shows it. Their pods decide the zone-safety rule (groups.ts).
+    const members = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
+      const peerName = p.sts.metadata?.name ?? '';
+      const peerKey = `${namespace}/${peerName}`;
+      const peer = this.current(peerKey, namespace, peerName) ?? p.sts;
+      const pv = statefulSetView(peer);
+      const peerPods = this.d.pods.indexed(peerKey).flatMap((pp) => this.podViewOf(pp, peerName, pv.ordinalsStart) ?? []);
+      return memberOf(pv, p.order, peer.status?.updatedReplicas ?? 0, peerPods, nowMs);
+    });
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets };
+  }
+
+  /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
+  private budgetsOf(sts: V1StatefulSet, pods: readonly V1Pod[]): BudgetView[] {
+    const all = this.d.budgets?.list(sts.metadata?.namespace);
+    if (!all || all.length === 0) return [];
+    const template = sts.spec?.template?.metadata?.labels;
+    return all.filter((b) => selectorMatches(b.spec?.selector, template) || pods.some((p) => selectorMatches(b.spec?.selector, p.metadata?.labels))).map(budgetView);
   }
 
   /** remember keeps our last write's result for read-your-writes, without its managedFields (as the caches). */
@@ -113,7 +145,7 @@ export class Reconciler {
     const now = this.d.now ?? Date.now;
     // A cache whose watch is down may be minutes old: never decide a step from it.
     this.requireLiveCaches('a watch is down; waiting for the caches to be live again');
-    let snap = this.snapshot(key, namespace, name);
+    const snap = this.snapshot(key, namespace, name, now());
     if (!snap) {
       this.forget(key, namespace, name);
       return undefined;
@@ -121,24 +153,44 @@ export class Reconciler {
     const target: EventTarget = { namespace, name, uid: snap.sts.metadata?.uid ?? '' };
     const log = this.d.log.child({ namespace, name });
 
-    let r = this.planFor(snap, now(), this.memory.get(key));
-    if (r.check && r.memory) {
-      const verdict = await this.check(target, r.check);
-      log.debug({ result: verdict.result, detail: verdict.detail, step: r.memory.step }, 'gate checked');
-      // The check may have taken seconds: decide on what the caches say now, not on what they said
-      // before it. A new revision, a gate edit or a pod going down meanwhile drops this verdict.
+    let memory = this.memory.get(key);
+    const first = this.planFor(snap, now(), memory);
+    let checked = false;
+    if (first.check && first.memory) {
+      const verdict = await this.check(target, first.check);
+      log.debug({ result: verdict.result, detail: verdict.detail, step: first.memory.step }, 'gate checked');
+      memory = recordVerdict(first.memory, verdict, now());
+      checked = true;
+    }
+    // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
+    if (snap.groupKey) return this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log));
+    return this.decide(key, snap, memory, checked, target, log, checked ? undefined : first);
+  }
+
+  /**
+   * decide plans on the freshest caches and applies the result. After a gate check (which may have
+   * taken seconds), and always for a member of a group, the caches are read again first: a new
+   * revision, a gate edit, a pod going down or another member's step meanwhile drops the verdict.
+   * `planned` is a plan already made on `snap` (nothing awaited since), reused as it is.
+   */
+  private async decide(key: string, snap: Snapshot, memory: Memory | undefined, checked: boolean, target: EventTarget, log: Logger, planned?: PlanResult): Promise<number | undefined> {
+    const [namespace, name] = key.split('/') as [string, string];
+    const now = this.d.now ?? Date.now;
+    let r = planned;
+    let s = snap;
+    if (!r) {
       this.requireLiveCaches('a watch went down during the gate check');
-      const fresh = this.snapshot(key, namespace, name);
+      const fresh = this.snapshot(key, namespace, name, now());
       if (!fresh || fresh.sts.metadata?.uid !== snap.sts.metadata?.uid) {
         this.forget(key, namespace, name);
         return undefined;
       }
-      snap = fresh;
-      const at = now();
-      r = this.planFor(snap, at, recordVerdict(r.memory, verdict, at));
+      if (fresh.groupKey !== snap.groupKey) throw new Requeue('the rollout group changed; looking again');
+      s = fresh;
+      r = this.planFor(s, now(), memory);
     }
     try {
-      await this.apply(key, snap.sts, target, r, log);
+      await this.apply(key, s.sts, target, r, log);
     } catch (err) {
       // Whatever failed, the next attempt starts its streak from zero: never lower on an old pass.
       this.memory.delete(key);
@@ -146,19 +198,22 @@ export class Reconciler {
     }
     if (r.memory) this.memory.set(key, r.memory);
     else this.memory.delete(key);
-    this.report(namespace, name, r, snap.sts);
+    this.report(namespace, name, r, s.sts);
     if (r.phase === null) return undefined;
+    // A check that came due between the first look and this one (a group member's second snapshot):
+    // look again at once rather than a period later.
+    if (r.check && !checked && planned === undefined) return 0;
     return Math.min(r.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
   }
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], budgets: snap.budgets, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
   private requireLiveCaches(why: string): void {
-    if (!this.d.statefulSets.live() || !this.d.pods.live()) throw new Requeue(why, 1000);
+    if (!this.d.statefulSets.live() || !this.d.pods.live() || (this.d.budgets && !this.d.budgets.live())) throw new Requeue(why, 1000);
   }
 
   /** writeOptions checks the fence and bounds one write by the request timeout and the fence's budget. */

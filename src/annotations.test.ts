@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true },
     });
   });
 
@@ -54,6 +54,7 @@ describe('parseAnnotations', () => {
       [KEYS.group]: 'zones',
       [KEYS.groupOrder]: '2',
       [KEYS.notify]: 'chat-hook',
+      [KEYS.respectPdb]: 'false',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -74,6 +75,7 @@ describe('parseAnnotations', () => {
         notify: 'chat-hook',
         paused: true,
         standardRollingUpdate: false,
+        respectPdb: false,
         steps: [{ count: 1 }, { percent: 100, pause: true }],
         promote: { revision: 'db-5d4f8c7b9', stage: 2 },
         abort: 'db-6f7d9c8b5',
@@ -106,6 +108,8 @@ describe('parseAnnotations', () => {
     [KEYS.paused, 'yes'],
     [KEYS.paused, 'TRUE'],
     [KEYS.standardRollingUpdate, '1'],
+    [KEYS.respectPdb, 'no'],
+    [KEYS.respectPdb, ''],
     [KEYS.prometheusUrl, 'prometheus:9090'],
     [KEYS.prometheusUrl, 'ftp://prom:9090'],
     [KEYS.prometheusUrl, 'http://user:pw@prom:9090'],

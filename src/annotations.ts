@@ -26,6 +26,7 @@ export const KEYS = {
   notify: `${PREFIX}notify`,
   group: `${PREFIX}group`,
   groupOrder: `${PREFIX}group-order`,
+  respectPdb: `${PREFIX}respect-pdb`,
   status: `${PREFIX}status`,
 } as const;
 
@@ -80,6 +81,8 @@ export interface RolloutConfig {
   notify?: string;
   paused: boolean;
   standardRollingUpdate: boolean;
+  /** Each step first asks the PodDisruptionBudgets over the pods (phased-rollout.io/respect-pdb, default true). */
+  respectPdb: boolean;
   /** Absent: one pod per step. */
   steps?: Step[];
   /** The pause a user let the rollout past: `kubectl phased-rollout promote` writes `<revision>/<stage>`. */
@@ -171,6 +174,7 @@ function parseUncached(annotations: Annotations): ParseResult {
 
   const paused = parseBool(a, KEYS.paused, problems);
   const standardRollingUpdate = parseBool(a, KEYS.standardRollingUpdate, problems);
+  const respectPdb = parseBool(a, KEYS.respectPdb, problems, true);
   const ints = {} as Record<keyof typeof INTEGER_BOUNDS, number>;
   for (const [name, b] of Object.entries(INTEGER_BOUNDS) as [keyof typeof INTEGER_BOUNDS, (typeof INTEGER_BOUNDS)[keyof typeof INTEGER_BOUNDS]][]) {
     ints[name] = parseInteger(a, b.key, b.min, b.max, b.default, problems);
@@ -187,7 +191,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, gates, paused, standardRollingUpdate, onFailure };
+  const config: RolloutConfig = { ...ints, gates, paused, standardRollingUpdate, respectPdb, onFailure };
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
   if (notify !== undefined) config.notify = notify;
@@ -209,9 +213,10 @@ function truncate(s: string, n: number): string {
   return s.length <= n ? s : `${s.slice(0, n)}...`;
 }
 
-function parseBool(a: Record<string, string | undefined>, key: string, problems: Problem[]): boolean {
+function parseBool(a: Record<string, string | undefined>, key: string, problems: Problem[], dflt = false): boolean {
   const v = a[key];
-  if (v === undefined || v === 'false') return false;
+  if (v === undefined) return dflt;
+  if (v === 'false') return false;
   if (v === 'true') return true;
   problems.push({ key, value: v, allowed: '"true" or "false"' });
   return false;

@@ -1,7 +1,7 @@
 // Adapters from client-node's typed objects to the planner's plain views. Timestamps may arrive as
 // Date (client-node deserialises them) or as strings; both are handled.
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import type { PodView, StatefulSetView } from '../rollout/types.js';
+import type { V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
+import type { BudgetView, PodView, StatefulSetView } from '../rollout/types.js';
 
 function ms(t: Date | string | undefined): number | undefined {
   if (t === undefined || t === null) return undefined;
@@ -24,9 +24,30 @@ export function statefulSetView(s: V1StatefulSet): StatefulSetView {
     minReadySeconds: spec?.minReadySeconds ?? 0,
     annotations: { ...(s.metadata?.annotations ?? {}) },
   };
+  if (spec?.podManagementPolicy === 'Parallel') view.parallel = true;
+  const mu = spec?.updateStrategy?.rollingUpdate?.maxUnavailable;
+  if (mu !== undefined && mu !== null) view.maxUnavailable = scaled(mu, view.replicas);
   if (s.status?.updateRevision) view.updateRevision = s.status.updateRevision;
   if (s.status?.currentRevision) view.currentRevision = s.status.currentRevision;
   return view;
+}
+
+/** scaled resolves an int-or-percent against replicas as the StatefulSet controller does: a percentage rounds up, and at least 1. */
+function scaled(v: number | string, replicas: number): number {
+  const n = typeof v === 'number' ? v : /^\d+%$/.test(v) ? Math.ceil((Number(v.slice(0, -1)) * replicas) / 100) : Number(v);
+  return Number.isFinite(n) ? Math.max(1, n) : 1;
+}
+
+/** budgetView reads what the planner needs of a PodDisruptionBudget. */
+export function budgetView(b: V1PodDisruptionBudget): BudgetView {
+  return {
+    name: b.metadata?.name ?? '',
+    generation: b.metadata?.generation ?? 0,
+    observedGeneration: b.status?.observedGeneration ?? 0,
+    disruptionsAllowed: b.status?.disruptionsAllowed ?? 0,
+    currentHealthy: b.status?.currentHealthy ?? 0,
+    desiredHealthy: b.status?.desiredHealthy ?? 0,
+  };
 }
 
 /** ownerStatefulSet returns the name of the StatefulSet controlling a pod, if any. */

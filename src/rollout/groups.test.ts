@@ -1,10 +1,14 @@
 import { KEYS } from '../annotations.js';
-import { groupOf, groupWait, memberOf, type GroupMember } from './groups.js';
-import type { StatefulSetView } from './types.js';
+import { groupHold, groupOf, groupWait, memberOf, type GroupMember } from './groups.js';
+import type { PodView, StatefulSetView } from './types.js';
 
 const view = (o: Partial<StatefulSetView> = {}): StatefulSetView => ({
   namespace: 'ns', name: 'a', generation: 1, observedGeneration: 1, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'r1', currentRevision: 'r1', annotations: {}, ...o,
 });
+/** podsOf makes ready pods a-0.. on the given revisions (ready since t=0). */
+const podsOf = (name: string, revisions: string[], o: (i: number) => Partial<PodView> = () => ({})): PodView[] =>
+  revisions.map((revision, index) => ({ name: `${name}-${index}`, uid: `u${index}`, index, revision, ready: true, readySinceMs: 0, deleting: false, ...o(index) }));
+const NOW = 100_000;
 const status = (phase: string, revision: string) => ({ [KEYS.status]: JSON.stringify({ phase, revision, partition: 3, replicas: 3, updated: 0, message: '', since: '' }) });
 
 describe('memberOf', () => {
@@ -20,7 +24,31 @@ describe('memberOf', () => {
     ['Failed for an older revision', view({ updateRevision: 'r3', annotations: status('Failed', 'r2') }), 0, { failed: false }],
     ['RolledBack', view({ annotations: status('RolledBack', 'r1') }), 0, { pending: false, failed: true }],
     ['Completed', view({ annotations: status('Completed', 'r1') }), 3, { pending: false, started: false, failed: false }],
-  ])('%s', (_n, v, updated, want) => expect(memberOf(v, 0, updated)).toMatchObject(want));
+  ])('%s', (_n, v, updated, want) => expect(memberOf(v, 0, updated, podsOf('a', ['r1', 'r1', 'r1']), NOW)).toMatchObject(want));
+});
+
+describe('memberOf: which pod is down (zone safety)', () => {
+  it.each([
+    ['every pod up', view(), podsOf('a', ['r1', 'r1', 'r1']), undefined],
+    ['a pod missing', view(), podsOf('a', ['r1', 'r1']), 'a-2 does not exist'],
+    ['a pod not ready', view(), podsOf('a', ['r1', 'r1', 'r1'], (i) => ({ ready: i !== 1 })), 'a-1 is not ready'],
+    ['a pod terminating', view(), podsOf('a', ['r1', 'r1', 'r1'], (i) => ({ deleting: i === 0 })), 'a-0 is terminating'],
+    ['a pod ready but not available yet', view({ minReadySeconds: 30 }), podsOf('a', ['r1', 'r1', 'r1'], (i) => ({ readySinceMs: i === 2 ? NOW - 10_000 : 0 })), 'a-2 is not available yet (minReadySeconds 30)'],
+    ['available after minReadySeconds', view({ minReadySeconds: 30 }), podsOf('a', ['r1', 'r1', 'r1'], () => ({ readySinceMs: NOW - 30_000 })), undefined],
+    ['mid-step: partition lowered, the pod not replaced yet', view({ updateRevision: 'r2', partition: 2 }), podsOf('a', ['r1', 'r1', 'r1']), 'a-2 is about to be replaced (member a is mid-step)'],
+    ['between steps: pods above the partition updated', view({ updateRevision: 'r2', partition: 2 }), podsOf('a', ['r1', 'r1', 'r2']), undefined],
+    ['pending but not started: pods on the old revision are fine', view({ updateRevision: 'r2' }), podsOf('a', ['r1', 'r1', 'r1']), undefined],
+    ['ordinals.start names the pods', view({ ordinalsStart: 5 }), podsOf('a', ['r1', 'r1']), 'a-7 does not exist'],
+  ])('%s', (_n, v, pods, want) => expect(memberOf(v, 0, 0, pods, NOW).down).toBe(want));
+});
+
+describe('groupHold', () => {
+  const m = (name: string, down?: string): GroupMember => ({ name, order: 0, pending: false, started: false, failed: false, ...(down ? { down } : {}) });
+  it.each([
+    ['no other member', [], undefined],
+    ['every other pod up', [m('b'), m('c')], undefined],
+    ['a pod of another member down', [m('b'), m('c', 'c-2 is not ready')], 'group zones: c-2 is not ready'],
+  ])('%s', (_n, others, want) => expect(groupHold('zones', others)).toBe(want));
 });
 
 describe('groupWait', () => {

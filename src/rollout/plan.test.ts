@@ -2,7 +2,7 @@ import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
 import type { GroupMember } from './groups.js';
-import type { Action, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
+import type { Action, BudgetView, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const FAST = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2' };
@@ -396,6 +396,101 @@ describe('plan: rollout groups', () => {
     expect(statusOf(queued)).toMatchObject({ phase: 'Queued', revision: 'newer', partition: 3 });
     const go = runChecks({ ...input(sts({ ann: ann(1), updateRevision: 'newer' }), pods(['old', 'old', 'old'])), group: [member('a', 0)] }, ['pass', 'pass']);
     expect(partitionMoves(go.r)).toEqual([2]);
+  });
+});
+
+describe('plan: zone safety in a group', () => {
+  const ann = (order: number) => ({ ...FAST, [KEYS.group]: 'zones', [KEYS.groupOrder]: String(order) });
+  const member = (name: string, order: number, o: Partial<GroupMember> = {}): GroupMember => ({ name, order, pending: false, started: false, failed: false, ...o });
+
+  it('a started member holds, gate not running, while a pod of another member is down; then resumes without a new start', () => {
+    const i = input(sts({ ann: ann(0), partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
+    const held = plan({ ...i, group: [member('b', 1, { down: 'b-2 is not ready' })] });
+    expect(held.phase).toBe('Queued');
+    expect(held.check).toBeUndefined();
+    expect(partitionMoves(held)).toEqual([]);
+    expect(statusOf(held)?.message).toBe('group zones: b-2 is not ready; holding; partition held at 2');
+    expect(of(held, 'event')[0]).toMatchObject({ reason: 'RolloutQueued', message: 'group zones: b-2 is not ready; holding; partition held at 2' });
+    expect(held.requeueAfterMs).toBeLessThanOrEqual(1000);
+    // Another pod, another message, told again.
+    const again = plan({ ...input(sts({ ann: ann(0), partition: 2, status: statusOf(held) }), pods(['old', 'old', 'new'])), group: [member('b', 1, { down: 'b-0 is terminating' })] });
+    expect(events(again)).toEqual(['RolloutQueued']);
+    // The pod is back: the rollout resumes (no second RolloutStarted) and steps once the gate passes.
+    const resumed = runChecks({ ...input(sts({ ann: ann(0), partition: 2, status: statusOf(held) }), pods(['old', 'old', 'new'])), group: [member('b', 1)] }, ['pass', 'pass']);
+    expect(partitionMoves(resumed.r)).toEqual([1]);
+    const first = plan({ ...input(sts({ ann: ann(0), partition: 2, status: statusOf(held) }), pods(['old', 'old', 'new'])), group: [member('b', 1)] });
+    expect(events(first)).toEqual(['RolloutResumed']);
+  });
+
+  it('a verdict that passed is dropped when a peer pod went down during the check', () => {
+    const i = { ...input(sts({ ann: ann(0), partition: 2 }), pods(['old', 'old', 'new'])), group: [member('b', 1)] };
+    const one = runChecks(i, ['pass']);
+    const r = plan({ ...i, nowMs: one.now + 1000, memory: one.memory });
+    expect(r.check).toBeDefined();
+    const held = plan({ ...i, nowMs: one.now + 1000, memory: recordVerdict(r.memory!, { result: 'pass', detail: 'ok' }, one.now + 1000), group: [member('b', 1, { down: 'b-1 is not ready' })] });
+    expect(partitionMoves(held)).toEqual([]);
+    expect(held.memory?.streak).toBe(0);
+  });
+
+  it('an unstarted member does not start while another member has a pod down or a step in flight', () => {
+    const i = input(sts({ ann: ann(1) }), pods(['old', 'old', 'old']));
+    expect(statusOf(plan({ ...i, group: [member('a', 0, { down: 'a-1 is about to be replaced (member a is mid-step)' })] }))?.message).toBe(
+      'group zones: a-1 is about to be replaced (member a is mid-step); holding; partition held at 3',
+    );
+  });
+
+  it('its own pods never hold it through the group; the final check and a rollback never wait', () => {
+    const final = runChecks({ ...input(sts({ ann: ann(0), partition: 0 }), pods(['new', 'new', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] }, ['pass', 'pass']);
+    expect(final.r.phase).toBe('Completed');
+    const revert = plan({ ...input(sts({ ann: ann(0), partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] });
+    expect(revert.phase).toBe('RollingBack');
+  });
+
+  it('a hold does not count against the progress deadline', () => {
+    const a = { ...ann(0), [KEYS.progressDeadlineSeconds]: '60' };
+    const i = { ...input(sts({ ann: a, partition: 2 }), pods(['old', 'old', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] };
+    let r = plan(i);
+    let now = T0;
+    for (let k = 0; k < 5; k++) {
+      now += 30_000;
+      r = plan({ ...i, nowMs: now, memory: r.memory });
+      expect(r.phase).toBe('Queued');
+    }
+    const after = plan({ ...i, nowMs: now + 30_000, memory: r.memory, group: [member('b', 1)] });
+    expect(after.phase).toBe('Checking');
+  });
+});
+
+describe('plan: PodDisruptionBudgets', () => {
+  const pdb = (allowed: number, o: Partial<BudgetView> = {}): BudgetView => ({ name: 'pg', generation: 1, observedGeneration: 1, disruptionsAllowed: allowed, currentHealthy: 5, desiredHealthy: 4, ...o });
+
+  it('holds before a step while a PDB over the pods allows no disruption, gate not running', () => {
+    const i = input(sts({ partition: 2 }), pods(['old', 'old', 'new']));
+    const held = plan({ ...i, budgets: [pdb(0)] });
+    expect(held.phase).toBe('Queued');
+    expect(held.check).toBeUndefined();
+    expect(statusOf(held)?.message).toBe('PodDisruptionBudget pg allows no disruption now (5 healthy, 4 required); holding; partition held at 2');
+    expect(plan({ ...i, budgets: [pdb(0, { generation: 2 })] }).phase).toBe('Queued');
+    expect(partitionMoves(runChecks({ ...i, budgets: [pdb(1)] }, ['pass', 'pass']).r)).toEqual([1]);
+  });
+
+  it('respect-pdb: "false" turns it off', () => {
+    const i = input(sts({ partition: 2, ann: { ...FAST, [KEYS.respectPdb]: 'false' } }), pods(['old', 'old', 'new']));
+    expect(partitionMoves(runChecks({ ...i, budgets: [pdb(0)] }, ['pass', 'pass']).r)).toEqual([1]);
+  });
+
+  it('Parallel with maxUnavailable: a stage never takes down more pods than the PDB allows', () => {
+    const six = (partition: number) => sts({ replicas: 6, partition, parallel: true, maxUnavailable: 3, ann: { ...FAST, [KEYS.steps]: '1,100%' } });
+    const p = pods(['old', 'old', 'old', 'old', 'old', 'new']);
+    const cut = runChecks({ ...input(six(5), p), budgets: [pdb(2)] }, ['pass', 'pass']);
+    expect(partitionMoves(cut.r)).toEqual([3]);
+    expect(of(cut.r, 'event').find((e) => e.reason === 'PartitionLowered')?.message).toContain('cut to 2 pod(s) by the PodDisruptionBudgets');
+    expect(partitionMoves(runChecks({ ...input(six(5), p), budgets: [pdb(3)] }, ['pass', 'pass']).r)).toEqual([0]);
+  });
+
+  it('the final check and a revert never wait for a PDB', () => {
+    expect(runChecks({ ...input(sts({ partition: 0 }), pods(['new', 'new', 'new'])), budgets: [pdb(0)] }, ['pass', 'pass']).r.phase).toBe('Completed');
+    expect(plan({ ...input(sts({ partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new'])), budgets: [pdb(0)] }).phase).toBe('RollingBack');
   });
 });
 

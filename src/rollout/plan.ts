@@ -4,7 +4,8 @@ import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../a
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
 import { podContext, renderQuery } from './gates.js';
-import { groupWait } from './groups.js';
+import { budgetTarget } from './budgets.js';
+import { groupHold, groupWait } from './groups.js';
 import { stepTarget } from './steps.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
@@ -192,6 +193,16 @@ export function plan(input: PlanInput): PlanResult {
 }
 
 /**
+ * fitStep applies the rules outside this StatefulSet to a step from p to `to`: the rollout group's zone
+ * safety (groupHold) and the PodDisruptionBudgets over its pods (unless respect-pdb is "false").
+ */
+function fitStep(c: Ctx, cfg: RolloutConfig, p: number, to: number): { to: number } | { hold: string } {
+  const held = cfg.group ? groupHold(cfg.group, c.input.group ?? []) : undefined;
+  if (held) return { hold: held };
+  return cfg.respectPdb ? budgetTarget(c.input.sts, p, to, c.input.budgets ?? []) : { to };
+}
+
+/**
  * growthRaise: replicas grew mid-rollout (kubectl scale, an autoscaler: the scale subresource never
  * reaches the webhook). New pods at or above the partition would start on the unverified revision, so
  * hold them back by raising the partition to the new count; the rollout then reaches them one at a time.
@@ -300,6 +311,16 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
     return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
   }
+  // Zone safety and disruption budgets, asked right before a step (the final check at 0 lowers nothing):
+  // hold where it stands, gate not running, while another member of the group has a pod down or a step
+  // in flight, or a PDB over these pods allows no disruption now. Being held is not a lack of progress
+  // of this rollout, so the progress deadline starts again from the end of the hold.
+  let to = target.to;
+  if (p > 0) {
+    const fit = fitStep(c, cfg, p, target.to);
+    if ('hold' in fit) return finish(c, 'Queued', `${fit.hold}; holding; partition held at ${p}`, { memory: { ...m, streak: 0, progressAtMs: nowMs }, requeueAfterMs: 1000 });
+    to = fit.to;
+  }
   const last = m.lastVerdict && m.lastVerdict.result !== 'pass' ? `; last check: ${m.lastVerdict.result === 'error' ? 'Prometheus error: ' : ''}${m.lastVerdict.detail}` : '';
 
   if (m.streak >= cfg.successThreshold) {
@@ -309,11 +330,12 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
       return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
     }
-    const { to, next, stage, stages } = target;
+    const { next, stage, stages } = target;
     const first = to + sts.ordinalsStart;
     const last = next + sts.ordinalsStart;
     const rolls = first === last ? `pod ${sts.name}-${first} rolls next` : `pods ${sts.name}-${first}..${sts.name}-${last} roll next`;
-    const ofStage = stage > 0 ? ` (step ${stage} of ${stages})` : '';
+    const cut = to > target.to ? `, cut to ${p - to} pod(s) by the PodDisruptionBudgets` : '';
+    const ofStage = stage > 0 ? ` (step ${stage} of ${stages}${cut})` : cut ? ` (${cut.slice(2)})` : '';
     c.actions.push({ type: 'setPartition', from: sts.partition, to });
     c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; ${rolls}${ofStage}` });
     const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };

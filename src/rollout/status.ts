@@ -38,11 +38,15 @@ export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutS
   const out: Action[] = [];
   const was = prev?.phase;
   const newRevision = prev?.revision !== next.revision;
-  if (ROLLING.has(next.phase) && (!was || !ROLLING.has(was) || newRevision) && was !== 'Paused') {
+  // Held mid-rollout (by its group or a PodDisruptionBudget) and going on: a resume, not a new start.
+  const heldMidway = was === 'Queued' && !newRevision && prev !== undefined && prev.partition < prev.replicas;
+  if (ROLLING.has(next.phase) && (!was || !ROLLING.has(was) || newRevision) && was !== 'Paused' && !heldMidway) {
     out.push(ev('Normal', 'RolloutStarted', `rolling revision ${next.revision} ${pace} from partition ${next.partition}`));
   }
+  // A hold that changes its reason (another pod, another PDB) is told again.
+  if (was === 'Queued' && next.phase === 'Queued' && !newRevision && prev?.message !== next.message) out.push(ev('Normal', 'RolloutQueued', next.message));
   if (was === next.phase && !newRevision) return out;
-  if (was === 'Paused' && next.phase !== 'Paused') out.push(ev('Normal', 'RolloutResumed', `resumed at partition ${next.partition}`));
+  if ((was === 'Paused' || heldMidway) && next.phase !== 'Paused' && next.phase !== 'Queued') out.push(ev('Normal', 'RolloutResumed', `resumed at partition ${next.partition}`));
   switch (next.phase) {
     case 'Queued':
       out.push(ev('Normal', 'RolloutQueued', next.message));

@@ -61,9 +61,23 @@ export interface StatefulSetView {
   partition: number;
   strategyType: string;
   minReadySeconds: number;
+  /** podManagementPolicy Parallel: a stage may replace up to maxUnavailable pods at once. */
+  parallel?: boolean;
+  /** rollingUpdate.maxUnavailable resolved against replicas (a percentage rounds up, at least 1). */
+  maxUnavailable?: number;
   updateRevision?: string;
   currentRevision?: string;
   annotations: Record<string, string>;
+}
+
+/** BudgetView is what the planner needs of one PodDisruptionBudget over a StatefulSet's pods. */
+export interface BudgetView {
+  name: string;
+  generation: number;
+  observedGeneration: number;
+  disruptionsAllowed: number;
+  currentHealthy: number;
+  desiredHealthy: number;
 }
 
 /** Verdict is the outcome of one gate query (SPEC §4.3). */
@@ -122,6 +136,8 @@ export interface PlanInput {
   allowedPrometheusUrls?: readonly string[];
   /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
   group?: GroupMember[];
+  /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */
+  budgets?: BudgetView[];
 }
 
 /** PlanResult is what to do now and when to look again. */

@@ -53,6 +53,52 @@ describe('checkSafety', () => {
     expect(r.violations[0]?.request).toContain('auditID');
   });
 
+  describe('zone safety in a rollout group', () => {
+    const G = { ...ANN, 'phased-rollout.io/group': 'zones' };
+    const named = (name: string) => ({
+      status: (t: number, update: string, current: string, partition = 3) =>
+        ev(t, 'update', { resource: 'statefulsets', subresource: 'status', name }, { metadata: { annotations: { ...G, 'phased-rollout.io/query': `e2e_gate{name="${name}"} == 1` } }, spec: { replicas: 3, updateStrategy: { rollingUpdate: { partition } } }, status: { updateRevision: update, currentRevision: current } }),
+      create: (t: number, i: number, rev: string) => ev(t, 'create', { resource: 'pods', name: '' }, { metadata: { name: `${name}-${i}`, labels: { 'controller-revision-hash': rev } } }),
+      ready: (t: number, i: number, ready = true) => ev(t, 'patch', { resource: 'pods', subresource: 'status', name: `${name}-${i}` }, { status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: at(t) }] } }),
+      remove: (t: number, i: number) => ev(t, 'delete', { resource: 'pods', name: `${name}-${i}` }, { kind: 'DeleteOptions' }),
+      lower: (t: number, from: number, to: number) =>
+        ev(t, 'patch', { resource: 'statefulsets', name }, [{ op: 'test', path: '/metadata/generation', value: 2 }, { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: from }, { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }], CTL),
+    });
+    const a = named('za');
+    const b = named('zb');
+    const up = (m: ReturnType<typeof named>, rev: string) => [0, 1, 2].flatMap((i) => [m.create(0, i, rev), m.ready(1, i)]);
+    const world = () => [...up(a, 'a1'), ...up(b, 'b1'), b.status(4, 'b1', 'b1'), a.status(5, 'a2', 'a1')];
+    const gates = [{ at: at(10), name: 'za', value: '1' }, { at: at(10), name: 'zb', value: '1' }];
+    const whys = (events: AuditEvent[]) => checkSafety(events, gates, opts).violations.map((v) => v.why);
+
+    it('accepts a member stepping while every pod of the other is up', () => {
+      expect(whys([...world(), a.lower(20, 3, 2)])).toEqual([]);
+    });
+
+    it('names a step while a pod of another member is not ready', () => {
+      expect(whys([...world(), b.ready(15, 1, false), a.lower(20, 3, 2)])).toEqual(['lowered 3 -> 2: group zones: stepped while pod zb-1 of member zb was down']);
+    });
+
+    it('names a step while a pod of another member was deleted and not yet back', () => {
+      expect(whys([...world(), b.remove(15, 2), a.lower(20, 3, 2)])).toEqual(['lowered 3 -> 2: group zones: stepped while pod zb-2 of member zb was down']);
+    });
+
+    it('does not count a pod that came back within the watch lag, nor one that went down within it', () => {
+      const back = [...world(), b.ready(15, 1, false), ev(19.8, 'patch', { resource: 'pods', subresource: 'status', name: 'zb-1' }, { status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: at(19.8) }] } }), a.lower(20, 3, 2)];
+      expect(whys(back)).toEqual([]);
+      const justDown = [...world(), ev(19.8, 'patch', { resource: 'pods', subresource: 'status', name: 'zb-1' }, { status: { conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: at(19.8) }] } }), a.lower(20, 3, 2)];
+      expect(whys(justDown)).toEqual([]);
+    });
+
+    it('names two members with a step in flight at once', () => {
+      const both = [...world(), b.status(6, 'b2', 'b1'), b.lower(20, 3, 2), a.lower(20.1, 3, 2)];
+      expect(whys(both)).toEqual(['lowered 3 -> 2: group zones: stepped while member zb had a step in flight (pod zb-2 not yet on b2)']);
+      // Once zb-2 is on b2 and ready, zb is between steps: za may go.
+      const after = [...world(), b.status(6, 'b2', 'b1'), b.lower(20, 3, 2), b.remove(20.2, 2), b.create(20.5, 2, 'b2'), b.ready(21, 2), a.lower(30, 3, 2)];
+      expect(whys(after)).toEqual([]);
+    });
+  });
+
   it('with phased-rollout.io/steps, accepts a step to the stage and names a step past it', () => {
     const steps = { ...ANN, 'phased-rollout.io/steps': '1,100%' };
     const withSteps = () => [...base().slice(0, -1), status(5, 'r2', 'r1', steps)];

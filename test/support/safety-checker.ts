@@ -12,6 +12,12 @@
 //    passed since the last pod became available, and the gate series was passing throughout the last
 //    (k-1) periods before the step (k = success-threshold), allowing `lagMs` for Prometheus to see a
 //    change. A partition value is lowered at most once (no double step).
+//  - and, for a member of a rollout group (phased-rollout.io/group), zone safety: at a forward step no
+//    pod of another member of the group was down (missing, not ready, deleted) throughout the last
+//    `watchLagMs` before it, and no other member had a step in flight (its partition below its
+//    replicas while a pod at or above it was not on its update revision). `watchLagMs` is how late a
+//    watch may tell the controller of a pod going down or coming up: a pod down only within it is a
+//    race no cache-based controller can close, and is not counted.
 
 import { stepFloor } from './step-floor.js';
 
@@ -56,9 +62,15 @@ export interface SafetyReport {
 export interface CheckOptions {
   controllerUser: string;
   lagMs: number;
+  /** How late the controller's watch may see a pod change (zone-safety rule); default 500 ms. */
+  watchLagMs?: number;
 }
 
 interface StsState {
+  namespace: string;
+  name: string;
+  /** The partition as last written (by the StatefulSet controller's status write or a patch of ours). */
+  partition?: number;
   updateRevision?: string;
   currentRevision?: string;
   replicas: number;
@@ -69,6 +81,43 @@ interface StsState {
 interface PodState {
   revision?: string;
   readySinceMs?: number;
+}
+
+/** Up is one change of a pod between up (Ready) and down (created not ready, not ready, deleted). */
+interface Up {
+  atMs: number;
+  up: boolean;
+}
+
+/** downThroughout: the pod was down at every moment of [fromMs, toMs] (a pod never created is down). */
+function downThroughout(history: Up[] | undefined, fromMs: number, toMs: number): boolean {
+  if (!history) return true;
+  let upAtFrom = false;
+  for (const h of history) {
+    if (h.atMs <= fromMs) upAtFrom = h.up;
+    else if (h.atMs <= toMs && h.up) return false;
+  }
+  return !upAtFrom;
+}
+
+/**
+ * groupProblem applies the zone-safety rule to a forward step of `self` at `T`: every other member of
+ * its group had every pod up (but for a change within `lag`), and none had a step in flight.
+ */
+function groupProblem(self: StsState, sets: Map<string, StsState>, ups: Map<string, Up[]>, revisions: Map<string, PodState>, T: number, lag: number): string | undefined {
+  const group = self.annotations['phased-rollout.io/group'];
+  if (!group) return undefined;
+  for (const other of sets.values()) {
+    if (other === self || other.namespace !== self.namespace || other.annotations['phased-rollout.io/group'] !== group || other.annotations['phased-rollout.io/enabled'] !== 'true') continue;
+    for (let i = 0; i < other.replicas; i++) {
+      const pod = `${other.namespace}/${other.name}-${i}`;
+      if (downThroughout(ups.get(pod), T - lag, T)) return `group ${group}: stepped while pod ${other.name}-${i} of member ${other.name} was down`;
+      if (other.partition !== undefined && i >= other.partition && other.partition < other.replicas && revisions.get(pod)?.revision !== other.updateRevision) {
+        return `group ${group}: stepped while member ${other.name} had a step in flight (pod ${other.name}-${i} not yet on ${other.updateRevision})`;
+      }
+    }
+  }
+  return undefined;
 }
 
 const ms = (t: string) => Date.parse(t);
@@ -134,6 +183,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const sets = new Map<string, StsState>();
   const pods = new Map<string, PodState>();
   const lowered = new Set<string>();
+  const ups = new Map<string, Up[]>();
+  const upAt = (pod: string, atMs: number, up: boolean) => ups.set(pod, [...(ups.get(pod) ?? []), { atMs, up }]);
   const report: SafetyReport = { lowerings: 0, gatedSteps: 0, revertsOrBypasses: 0, violations: [] };
   const ok = (e: AuditEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
 
@@ -145,6 +196,9 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     if (r.resource === 'statefulsets' && r.subresource === 'status' && body.status) {
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
       sets.set(key, {
+        namespace: r.namespace ?? '',
+        name: r.name ?? '',
+        partition: body.spec?.updateStrategy?.rollingUpdate?.partition ?? sets.get(key)?.partition,
         updateRevision: body.status.updateRevision,
         currentRevision: body.status.currentRevision,
         replicas: body.spec?.replicas ?? 1,
@@ -154,7 +208,13 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       continue;
     }
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
-      pods.set(`${r.namespace}/${body.metadata?.name ?? r.name}`, { revision: body.metadata?.labels?.['controller-revision-hash'] });
+      const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
+      pods.set(pod, { revision: body.metadata?.labels?.['controller-revision-hash'] });
+      upAt(pod, ms(e.stageTimestamp), false);
+      continue;
+    }
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'delete') {
+      upAt(key, ms(e.stageTimestamp), false);
       continue;
     }
     if (r.resource === 'pods' && r.subresource === 'status') {
@@ -162,10 +222,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       const p = pods.get(key) ?? {};
       // The API stores condition times in whole seconds: what the controller reads is the second.
       if (ready) pods.set(key, { ...p, readySinceMs: ready.status === 'True' ? Math.floor(ms(ready.lastTransitionTime ?? e.stageTimestamp) / 1000) * 1000 : undefined });
+      if (ready) upAt(key, ms(e.stageTimestamp), ready.status === 'True');
       continue;
     }
     if (r.resource !== 'statefulsets' || r.subresource) continue;
     const { from, to } = partitionOps(body);
+    if (to !== undefined && sets.has(key)) sets.get(key)!.partition = to;
     if (from === undefined || to === undefined || to >= from) continue;
 
     report.lowerings++;
@@ -208,6 +270,11 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       }
     }
     if (bad) continue;
+    const zone = groupProblem(s, sets, ups, pods, T, o.watchLagMs ?? 500);
+    if (zone) {
+      fail(`lowered ${from} -> ${to}: ${zone}`);
+      continue;
+    }
     // One step: down to the next pod still to roll, or with phased-rollout.io/steps to the stage covering it.
     const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(i)?.revision !== s.updateRevision);
     if (to < floor) {

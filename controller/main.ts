@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'poddisruptionbudgets' }) },
   );
 
-  const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'] }, core, log, metrics);
+  const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,
@@ -131,6 +131,8 @@ async function main(): Promise<void> {
     log,
     defaultPrometheusUrl: c['prometheus-url']?.replace(/\/+$/, ''),
     allowedPrometheusUrls: c['allowed-prometheus-urls'],
+    allowedGateUrls: c['allowed-gate-urls'],
+    httpGateTimeoutMs: c['http-gate-timeout'],
     prometheusTimeoutMs: c['prometheus-timeout'],
     resyncMs: c['resync-period'],
     requestTimeoutMs: c['request-timeout'],

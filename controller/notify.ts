@@ -14,6 +14,8 @@ export interface NotifyConfig {
   format: string;
   timeoutMs: number;
   requestTimeoutMs: number;
+  /** At most one message per destination per this long (--notify-min-interval); default 1 s. */
+  minIntervalMs?: number;
 }
 
 /** notifyConfigProblems lists what is wrong with the notification flags (checked at start-up). */
@@ -28,7 +30,7 @@ export function notifyConfigProblems(c: Pick<NotifyConfig, 'urls' | 'format'>): 
 
 /** notifications builds the reconciler's notify hook and the notifier behind it. */
 export function notifications(c: NotifyConfig, core: CoreV1Api, log: Logger, metrics: ControllerMetrics, post?: Post) {
-  const notifier = new Notifier({ log, timeoutMs: c.timeoutMs, sent: metrics.notifications, ...(post ? { post } : {}) });
+  const notifier = new Notifier({ log, timeoutMs: c.timeoutMs, sent: metrics.notifications, ...(c.minIntervalMs !== undefined ? { minIntervalMs: c.minIntervalMs } : {}), ...(post ? { post } : {}) });
   const fixed: Destination[] = c.urls.map((url, i) => ({ key: `flag:${i + 1}`, resolve: async () => ({ url, format: c.format as NotifyFormat }) }));
   const notify = (t: EventTarget, secret: string | undefined, ns: Notification[]) => {
     const dests = [...fixed];

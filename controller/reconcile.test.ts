@@ -220,7 +220,7 @@ describe('Reconciler: rollout groups', () => {
     const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
     const pdb = { metadata: { name: 'db-pdb', namespace: 'ns', generation: 1 }, spec: { selector: { matchLabels: { app: 'db' } } }, status: { observedGeneration: 1, disruptionsAllowed: 0, currentHealthy: 4, desiredHealthy: 4, expectedPods: 5 } };
     const other = { ...structuredClone(pdb), metadata: { name: 'other', namespace: 'ns', generation: 1 }, spec: { selector: { matchLabels: { app: 'redis' } } } };
-    const budgets = { list: () => [pdb, other] } as unknown as NonNullable<ReconcileDeps['budgets']>;
+    const budgets = { list: () => [pdb, other], live: () => true } as unknown as NonNullable<ReconcileDeps['budgets']>;
     const r = reconciler(c, { budgets });
     await r.reconcile(KEY);
     expect(partitionOf(c.server.sts)).toBe(2);

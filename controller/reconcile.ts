@@ -2,7 +2,7 @@
 // again with its verdict, apply the actions. All decisions are in src/rollout/plan.ts.
 import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
-import { CredentialsError, loadCredentials } from '../src/k8s/credentials.js';
+import { CredentialsError, GATE_CREDENTIALS_LABEL, loadCredentials } from '../src/k8s/credentials.js';
 import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
 import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
@@ -10,6 +10,7 @@ import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { selectorMatches } from '../src/k8s/selector.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
+import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
 import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
@@ -42,6 +43,12 @@ export interface ReconcileDeps {
   fence?: Fence;
   now?: () => number;
   query?: (q: GateQuery) => Promise<Verdict>;
+  /** The HTTP gate call (phased-rollout.io/http.<name>); httpGate when absent. */
+  http?: (g: HttpGateCall) => Promise<Verdict>;
+  /** Upper bound of one HTTP gate request. */
+  httpGateTimeoutMs?: number;
+  /** The controller's --allowed-gate-urls. */
+  allowedGateUrls?: readonly string[];
   /** Hands notifications to the background sender (never blocks); `secret` is phased-rollout.io/notify. */
   notify?: (target: EventTarget, secret: string | undefined, notifications: Notification[]) => void;
 }
@@ -208,7 +215,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], budgets: snap.budgets, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
@@ -227,16 +234,29 @@ export class Reconciler {
     const labels = { namespace: t.namespace, statefulset: t.name };
     let verdict: Verdict;
     const end = this.d.metrics.checkDuration.startTimer(labels);
+    let errorReason = 'PrometheusError';
     try {
-      const credentials = req.secretName ? await loadCredentials(this.d.core, t.namespace, req.secretName, withDeadline(this.d.requestTimeoutMs ?? 10_000)) : undefined;
-      // Every gate at once: a check takes as long as its slowest query, not their sum.
-      const results = await Promise.all(
-        req.gates.map(async (g) => ({
-          name: g.name,
-          verdict: await (this.d.query ?? queryGate)({ prometheusUrl: req.prometheusUrl, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) }),
-        })),
-      );
-      verdict = combineVerdicts(results);
+      const opts = withDeadline(this.d.requestTimeoutMs ?? 10_000);
+      const [credentials, httpCredentials] = await Promise.all([
+        req.secretName ? loadCredentials(this.d.core, t.namespace, req.secretName, opts) : undefined,
+        req.httpSecretName ? loadCredentials(this.d.core, t.namespace, req.httpSecretName, opts, GATE_CREDENTIALS_LABEL) : undefined,
+      ]);
+      // Every gate at once: a check takes as long as its slowest request, not their sum.
+      const prometheus = req.prometheusUrl;
+      const queries = prometheus
+        ? req.gates.map(async (g) => ({
+            name: g.name,
+            verdict: await (this.d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) }),
+          }))
+        : [];
+      const calls = (req.http ?? []).map(async (g) => ({
+        name: g.name,
+        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
+      }));
+      const [fromPrometheus, fromHttp] = await Promise.all([Promise.all(queries), Promise.all(calls)]);
+      verdict = combineVerdicts([...fromPrometheus, ...fromHttp]);
+      // Named for what could not be evaluated: Prometheus, or only an HTTP gate.
+      if (!fromPrometheus.some((r) => r.verdict.result === 'error') && fromHttp.length > 0) errorReason = 'GateError';
     } catch (err) {
       if (!(err instanceof CredentialsError)) throw err;
       verdict = { result: 'error', detail: err.message };
@@ -244,7 +264,7 @@ export class Reconciler {
     end();
     this.d.metrics.checks.inc({ ...labels, result: verdict.result });
     if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, this.writeOptions());
-    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', 'PrometheusError', `gate not evaluated: ${verdict.detail}`, this.writeOptions());
+    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', errorReason, `gate not evaluated: ${verdict.detail}`, this.writeOptions());
     return verdict;
   }
 

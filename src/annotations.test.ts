@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [] },
     });
   });
 
@@ -76,6 +76,7 @@ describe('parseAnnotations', () => {
         paused: true,
         standardRollingUpdate: false,
         respectPdb: false,
+        httpGates: [],
         steps: [{ count: 1 }, { percent: 100, pause: true }],
         promote: { revision: 'db-5d4f8c7b9', stage: 2 },
         abort: 'db-6f7d9c8b5',
@@ -109,6 +110,10 @@ describe('parseAnnotations', () => {
     [KEYS.paused, 'TRUE'],
     [KEYS.standardRollingUpdate, '1'],
     [KEYS.respectPdb, 'no'],
+    ['phased-rollout.io/http.consul', 'ftp://consul/x'],
+    ['phased-rollout.io/http.consul', 'http://{{pod}}.svc/healthz'],
+    ['phased-rollout.io/http.Consul', 'http://consul/x'],
+    [KEYS.httpSecret, 'Bad_Name'],
     [KEYS.respectPdb, ''],
     [KEYS.prometheusUrl, 'prometheus:9090'],
     [KEYS.prometheusUrl, 'ftp://prom:9090'],
@@ -181,7 +186,7 @@ describe('parseAnnotations', () => {
     ]);
     expect(parseAnnotations({ [KEYS.enabled]: 'true', [`${KEYS.query}.x`]: 'up' })).toMatchObject({ ok: true, config: { gates: [{ name: 'query.x', query: 'up' }] } });
     const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`${KEYS.query}.g${i}`, 'up']));
-    expect(problemsOf(many)).toEqual([`${KEYS.query}.*`]);
+    expect(problemsOf(many)).toEqual([`${KEYS.query}.*, phased-rollout.io/http.*`]);
   });
 
   it('names the placeholder problem in the message', () => {
@@ -248,5 +253,20 @@ describe('parseAnnotations memo', () => {
       const r = parseAnnotations({ ...base, [KEYS.groupOrder]: String(i % 1001), [KEYS.group]: 'g' });
       expect(r.ok && r.config?.groupOrder).toBe(i % 1001);
     }
+  });
+});
+
+describe('HTTP gates', () => {
+  it('reads http.<name> gates, which stand in for a query; an http-secret names their credentials', () => {
+    const r = parseAnnotations({ [KEYS.enabled]: 'true', 'phased-rollout.io/http.consul': 'http://consul:8500/v1/agent/health/service/name/{{statefulset}}', [KEYS.httpSecret]: 'consul-token' });
+    expect(r.ok && r.config).toMatchObject({ gates: [], httpGates: [{ name: 'http.consul', url: 'http://consul:8500/v1/agent/health/service/name/{{statefulset}}' }], httpSecret: 'consul-token' });
+  });
+
+  it('counts queries and HTTP gates together against MAX_GATES', () => {
+    const many: Record<string, string> = { [KEYS.enabled]: 'true', [KEYS.query]: 'up' };
+    for (let i = 0; i < 10; i++) many[`phased-rollout.io/http.h${i}`] = `http://h/${i}`;
+    const r = parseAnnotations(many);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.problems.map((p) => p.allowed)).toEqual(['at most 10 gates in all']);
   });
 });

@@ -1,7 +1,7 @@
 // The annotation contract of SPEC §2: every key, default, range and message lives here, and both the
 // webhook and the controller parse through `parseAnnotations` so they can never disagree on a default.
 
-import { placeholderProblem, type GateTemplate } from './rollout/gates.js';
+import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './rollout/gates.js';
 
 /** PREFIX is the annotation prefix of every key the product reads or writes. */
 export const PREFIX = 'phased-rollout.io/';
@@ -27,13 +27,17 @@ export const KEYS = {
   group: `${PREFIX}group`,
   groupOrder: `${PREFIX}group-order`,
   respectPdb: `${PREFIX}respect-pdb`,
+  httpSecret: `${PREFIX}http-secret`,
   status: `${PREFIX}status`,
 } as const;
 
 /** QUERY_PREFIX starts the key of a named gate: `phased-rollout.io/query.<name>`. */
 export const QUERY_PREFIX = `${KEYS.query}.`;
 
-/** MAX_GATES bounds the named gates: every one is a Prometheus request per check period. */
+/** HTTP_PREFIX starts the key of an HTTP gate: `phased-rollout.io/http.<name>: <URL>`. */
+export const HTTP_PREFIX = `${PREFIX}http.`;
+
+/** MAX_GATES bounds the gates (queries and HTTP gates together): every one is a request per check period. */
 export const MAX_GATES = 10;
 
 /** INTEGER_BOUNDS holds the defaults and inclusive ranges of the integer annotations. */
@@ -65,6 +69,10 @@ export const MAX_STEPS = 100;
 export interface RolloutConfig {
   /** The gates: `query` and every `query.<name>`, in key order; all must pass. Empty only when bypassed. */
   gates: GateTemplate[];
+  /** The HTTP gates: every `http.<name>`, in key order; all must pass too. */
+  httpGates: HttpGateTemplate[];
+  /** A Secret (labelled phased-rollout.io/gate-credentials) with the HTTP gates' token, username/password or ca.crt. */
+  httpSecret?: string;
   prometheusUrl?: string;
   initialDelaySeconds: number;
   periodSeconds: number;
@@ -179,7 +187,10 @@ function parseUncached(annotations: Annotations): ParseResult {
   for (const [name, b] of Object.entries(INTEGER_BOUNDS) as [keyof typeof INTEGER_BOUNDS, (typeof INTEGER_BOUNDS)[keyof typeof INTEGER_BOUNDS]][]) {
     ints[name] = parseInteger(a, b.key, b.min, b.max, b.default, problems);
   }
-  const gates = parseGates(a, standardRollingUpdate, problems);
+  const httpGates = parseHttpGates(a, problems);
+  const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0, problems);
+  if (gates.length + httpGates.length > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*`, value: `${gates.length + httpGates.length} gates`, allowed: `at most ${MAX_GATES} gates in all` });
+  const httpSecret = parseSecretName(a, KEYS.httpSecret, problems);
   const prometheusUrl = parseUrl(a, problems);
   const prometheusSecret = parseSecretName(a, KEYS.prometheusSecret, problems);
   const notify = parseSecretName(a, KEYS.notify, problems);
@@ -191,7 +202,8 @@ function parseUncached(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, gates, paused, standardRollingUpdate, respectPdb, onFailure };
+  const config: RolloutConfig = { ...ints, gates, httpGates, paused, standardRollingUpdate, respectPdb, onFailure };
+  if (httpSecret !== undefined) config.httpSecret = httpSecret;
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
   if (notify !== undefined) config.notify = notify;
@@ -248,10 +260,9 @@ function parseGates(a: Record<string, string | undefined>, bypass: boolean, prob
     .sort();
   if (keys.length === 0) {
     // The bypass needs no gate, so no query; every gated rollout does.
-    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression, or one or more phased-rollout.io/query.<name> (required unless standard-rolling-update is "true")' });
+    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression, or one or more phased-rollout.io/query.<name> or phased-rollout.io/http.<name> (required unless standard-rolling-update is "true")' });
     return [];
   }
-  if (keys.length > MAX_GATES) problems.push({ key: QUERY_PREFIX + '*', value: `${keys.length} gates`, allowed: `at most ${MAX_GATES} queries` });
   const gates: GateTemplate[] = [];
   for (const key of keys) {
     const v = a[key] ?? '';
@@ -270,6 +281,24 @@ function parseGates(a: Record<string, string | undefined>, bypass: boolean, prob
       continue;
     }
     gates.push({ name, query: v });
+  }
+  return gates;
+}
+
+function parseHttpGates(a: Record<string, string | undefined>, problems: Problem[]): HttpGateTemplate[] {
+  const gates: HttpGateTemplate[] = [];
+  for (const key of Object.keys(a).filter((k) => k.startsWith(HTTP_PREFIX)).sort()) {
+    const v = a[key] ?? '';
+    if (!GATE_NAME.test(key.slice(HTTP_PREFIX.length))) {
+      problems.push({ key, value: v, allowed: 'a gate name after "http." of lowercase letters, digits and "-" (at most 63), e.g. phased-rollout.io/http.consul' });
+      continue;
+    }
+    const bad = urlProblem(v);
+    if (bad) {
+      problems.push({ key, value: v, allowed: `an http(s) URL: ${bad}` });
+      continue;
+    }
+    gates.push({ name: key.slice(PREFIX.length), url: v });
   }
   return gates;
 }
@@ -403,8 +432,8 @@ const KNOWN = new Set<string>(Object.values(KEYS));
 // default used; in our own prefix we know every key, so we name the typo instead.
 function rejectUnknownKeys(a: Record<string, string | undefined>, problems: Problem[]): void {
   for (const key of Object.keys(a).sort()) {
-    if (key.startsWith(PREFIX) && !KNOWN.has(key) && !key.startsWith(QUERY_PREFIX)) {
-      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}, query.<name>` });
+    if (key.startsWith(PREFIX) && !KNOWN.has(key) && !key.startsWith(QUERY_PREFIX) && !key.startsWith(HTTP_PREFIX)) {
+      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}, query.<name>, http.<name>` });
     }
   }
 }

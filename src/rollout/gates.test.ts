@@ -1,4 +1,4 @@
-import { combineVerdicts, escapeLiteral, judgedIndex, placeholderProblem, podContext, renderQuery } from './gates.js';
+import { combineVerdicts, escapeLiteral, judgedIndex, placeholderProblem, podContext, renderQuery, renderUrl, urlProblem } from './gates.js';
 
 const CTX = { namespace: 'prod', statefulset: 'db', pod: 'db-4', ordinal: '4', revision: 'db-7d9f' };
 
@@ -66,4 +66,30 @@ describe('combineVerdicts', () => {
     [[v('query', 'pass', 'a'), v('query.b', 'pass', 'b')], { result: 'pass', detail: 'query: a; query.b: b' }],
     [[], { result: 'error', detail: 'no gate to check' }],
   ])('%j', (results, want) => expect(combineVerdicts(results as Parameters<typeof combineVerdicts>[0])).toEqual(want));
+});
+
+describe('HTTP gate URLs', () => {
+  it.each([
+    ['http://consul.local:8500/v1/agent/health/service/name/{{statefulset}}', undefined],
+    ['https://db.ns.svc:8443/healthz?pod={{pod}}&rev={{revision}}', undefined],
+    ['http://127.0.0.1:9000/', undefined],
+    ['ftp://host/x', 'an http:// or https:// URL'],
+    ['http://user:pw@host/x', 'no credentials in the URL'],
+    ['http://host/x#frag', 'no #fragment'],
+    ['http://{{pod}}.svc/healthz', 'placeholders may stand only in the path or query, after the host'],
+    ['http://host:{{ordinal}}/x', 'placeholders may stand only in the path or query, after the host'],
+    ['http://host', undefined],
+    ['http://host/{{node}}', 'unknown placeholder {{node}}'],
+    ['not a url', 'a URL such as'],
+    [`http://host/${'x'.repeat(2048)}`, 'at most 2048 characters'],
+  ])('%s', (url, want) => {
+    const p = urlProblem(url);
+    if (want === undefined) expect(p).toBeUndefined();
+    else expect(p).toContain(want);
+  });
+
+  it('renders each placeholder as one percent-encoded URL component', () => {
+    const ctx = { namespace: 'ns', statefulset: 'db', pod: 'db-2', ordinal: '2', revision: 'db-5d/../x?y#z' };
+    expect(renderUrl('http://h/v1/{{statefulset}}/{{pod}}?rev={{revision}}', ctx)).toBe('http://h/v1/db/db-2?rev=db-5d%2F..%2Fx%3Fy%23z');
+  });
 });

@@ -122,3 +122,45 @@ export function combineVerdicts(results: NamedVerdict[]): Verdict {
   if (results.length === 0) return { result: 'error', detail: 'no gate to check' };
   return { result: 'pass', detail: results.map(named).join('; ') };
 }
+
+/** HttpGateTemplate is one HTTP gate as written: `http.<name>` and its URL (placeholders unfilled). */
+export interface HttpGateTemplate {
+  name: string;
+  url: string;
+}
+
+/** MAX_URL_LENGTH bounds an HTTP gate's URL. */
+export const MAX_URL_LENGTH = 2048;
+
+/** SAMPLE fills every placeholder with a plain value, to check what a URL looks like once rendered. */
+const SAMPLE: PodContext = { namespace: 'ns', statefulset: 'sts', pod: 'sts-0', ordinal: '0', revision: 'rev' };
+
+/**
+ * urlProblem says what is wrong with an HTTP gate URL, or undefined. It must be http(s), without
+ * credentials (they belong in the http-secret) or fragment, and placeholders may stand only after the
+ * host (in the path or query): a placeholder can never choose where the request goes.
+ */
+export function urlProblem(url: string): string | undefined {
+  if (url.length > MAX_URL_LENGTH) return `at most ${MAX_URL_LENGTH} characters`;
+  for (const m of url.matchAll(PLACEHOLDER)) {
+    const name = m[1] ?? '';
+    if (!(PLACEHOLDERS as readonly string[]).includes(name)) return `unknown placeholder {{${name}}}; known: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(' ')}`;
+  }
+  const authorityEnd = url.indexOf('/', url.indexOf('://') + 3);
+  if (url.indexOf('{{') !== -1 && (authorityEnd === -1 || url.indexOf('{{') < authorityEnd)) return 'placeholders may stand only in the path or query, after the host';
+  let u: URL;
+  try {
+    u = new URL(renderUrl(url, SAMPLE));
+  } catch {
+    return 'a URL such as http://consul.local:8500/v1/agent/health/service/name/{{statefulset}}';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'an http:// or https:// URL';
+  if (u.username !== '' || u.password !== '') return 'no credentials in the URL: name a Secret in phased-rollout.io/http-secret';
+  if (u.hash !== '') return 'no #fragment';
+  return undefined;
+}
+
+/** renderUrl fills the placeholders of a (validated) URL in, each percent-encoded as one URL component. */
+export function renderUrl(url: string, ctx: PodContext): string {
+  return url.replace(PLACEHOLDER, (whole, name: string) => ((PLACEHOLDERS as readonly string[]).includes(name) ? encodeURIComponent(ctx[name as Placeholder]) : whole));
+}

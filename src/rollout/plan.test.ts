@@ -461,6 +461,37 @@ describe('plan: zone safety in a group', () => {
   });
 });
 
+describe('plan: HTTP gates', () => {
+  const HTTP = { [KEYS.enabled]: 'true', [`${KEYS.query.replace('query', 'http')}.consul`]: 'http://consul:8500/v1/agent/health/service/name/{{statefulset}}?pod={{pod}}', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2' };
+
+  it('needs no Prometheus: the check carries the rendered URL, and passes step the rollout', () => {
+    const i = { ...input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new'])), defaultPrometheusUrl: undefined };
+    const r = plan(i);
+    expect(r.check).toEqual({ gates: [], http: [{ name: 'http.consul', url: 'http://consul:8500/v1/agent/health/service/name/db?pod=db-2' }] });
+    expect(partitionMoves(runChecks(i, ['pass', 'pass']).r)).toEqual([1]);
+  });
+
+  it('joins the Prometheus gates in one check', () => {
+    const r = plan(input(sts({ ann: { ...HTTP, [KEYS.query]: 'up' }, partition: 2 }), pods(['old', 'old', 'new'])));
+    expect(r.check).toMatchObject({ prometheusUrl: 'http://prom:9090', gates: [{ name: 'query', query: 'up' }], http: [{ name: 'http.consul' }] });
+  });
+
+  it('a URL outside --allowed-gate-urls makes the StatefulSet Invalid', () => {
+    const r = plan({ ...input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: ['http://health.internal/'] });
+    expect(r.phase).toBe('Invalid');
+    expect(statusOf(r)?.message).toContain('HTTP gate http.consul URL http://consul:8500/v1/agent/health/service/name/{{statefulset}}?pod={{pod}} is not allowed');
+    expect(plan({ ...input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: ['http://consul:8500/v1/agent/health'] }).phase).toBe('Checking');
+  });
+
+  it('a changed URL restarts the streak', () => {
+    const i = input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new']));
+    const one = runChecks(i, ['pass']);
+    const edited = { ...HTTP, [`${KEYS.query.replace('query', 'http')}.consul`]: 'http://consul:8500/v1/other' };
+    const r = plan({ ...input(sts({ ann: edited, partition: 2 }), pods(['old', 'old', 'new'])), nowMs: one.now, memory: one.memory });
+    expect(r.memory?.streak).toBe(0);
+  });
+});
+
 describe('plan: PodDisruptionBudgets', () => {
   const pdb = (allowed: number, o: Partial<BudgetView> = {}): BudgetView => ({ name: 'pg', generation: 1, observedGeneration: 1, disruptionsAllowed: allowed, currentHealthy: 5, desiredHealthy: 4, ...o });
 

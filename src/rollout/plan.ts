@@ -3,7 +3,7 @@
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
-import { podContext, renderQuery } from './gates.js';
+import { podContext, renderQuery, renderUrl } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait } from './groups.js';
 import { stepTarget } from './steps.js';
@@ -68,7 +68,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
 export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
   // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
   // is the same gate.
-  return JSON.stringify([check.prometheusUrl, cfg.gates, check.secretName ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
 }
 
 /** plan decides what to do with one StatefulSet now. */
@@ -109,13 +109,24 @@ export function plan(input: PlanInput): PlanResult {
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
   }
-  const prometheusUrl = cfg.prometheusUrl ?? input.defaultPrometheusUrl;
-  if (!prometheusUrl || cfg.gates.length === 0) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
+  const prometheusUrl = cfg.gates.length > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
+  if (cfg.gates.length > 0 && !prometheusUrl) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
   const allowedUrls = input.allowedPrometheusUrls ?? [];
-  if (!urlAllowed(prometheusUrl, allowedUrls)) {
+  if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) {
     return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
   }
-  const check: CheckRequest = { prometheusUrl, gates: cfg.gates, ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}) };
+  // HTTP gates: placeholders stand only after the host (checked at admission), so the URL as written
+  // decides where the request goes; it is checked against --allowed-gate-urls once rendered.
+  const allowedGates = input.allowedGateUrls ?? [];
+  const refused = cfg.httpGates.find((g) => !urlAllowed(renderUrl(g.url, podContext(sts, sts.partition, revision)), allowedGates));
+  if (refused) return finish(c, 'Invalid', `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}`, { memory: undefined });
+  const check: CheckRequest = {
+    gates: cfg.gates,
+    ...(prometheusUrl ? { prometheusUrl } : {}),
+    ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
+    ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
+    ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
+  };
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
   const current = sts.currentRevision;
@@ -337,7 +348,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const cut = to > target.to ? `, cut to ${p - to} pod(s) by the PodDisruptionBudgets` : '';
     const ofStage = stage > 0 ? ` (step ${stage} of ${stages}${cut})` : cut ? ` (${cut.slice(2)})` : '';
     c.actions.push({ type: 'setPartition', from: sts.partition, to });
-    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; ${rolls}${ofStage}` });
+    const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; ${rolls}${ofStage}`, pods: released });
     const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
     return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
   }
@@ -350,6 +362,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const progress = `gate ${m.streak}/${cfg.successThreshold} at partition ${p}${last}`;
   if (nowMs < due) return finish(c, 'Checking', progress, { memory: m, requeueAfterMs: due - nowMs });
   const ctx = podContext(sts, p, c.revision);
-  const rendered = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
+  const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
+  if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
   return finish(c, 'Checking', progress, { memory: m, check: rendered, requeueAfterMs: cfg.periodSeconds * 1000 });
 }

@@ -109,9 +109,13 @@ export interface Memory {
 
 /** CheckRequest asks the shell to query the gates now: every one, placeholders filled in; all must pass. */
 export interface CheckRequest {
-  prometheusUrl: string;
+  /** Set when there is a Prometheus gate. */
+  prometheusUrl?: string;
   gates: { name: string; query: string }[];
   secretName?: string;
+  /** HTTP gates (phased-rollout.io/http.<name>), URLs rendered. */
+  http?: { name: string; url: string }[];
+  httpSecretName?: string;
 }
 
 /** Action is one change the shell applies to the cluster. */
@@ -120,7 +124,8 @@ export type Action =
   /** Put the pod template of a known-good ControllerRevision back on the StatefulSet (automatic rollback). */
   | { type: 'restoreTemplate'; revision: string }
   | { type: 'deletePod'; name: string; uid: string; reason: 'RollbackPodDeleted' | 'StrandedPodDeleted'; message: string }
-  | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: string; message: string }
+  /** `pods`: the pods a step releases (PartitionLowered), for notifications. */
+  | { type: 'event'; eventType: 'Normal' | 'Warning'; reason: string; message: string; pods?: string[] }
   | { type: 'writeStatus'; status: RolloutStatus }
   | { type: 'removeStatus' };
 
@@ -134,6 +139,8 @@ export interface PlanInput {
   defaultPrometheusUrl?: string;
   /** The controller's --allowed-prometheus-urls: no query goes anywhere else. */
   allowedPrometheusUrls?: readonly string[];
+  /** The controller's --allowed-gate-urls: no HTTP gate goes anywhere else. */
+  allowedGateUrls?: readonly string[];
   /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
   group?: GroupMember[];
   /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */

@@ -38,7 +38,7 @@ const note = (i: number): Notification => ({ kind: 'step', namespace: 'ns', stat
 function notifier(o: Partial<ConstructorParameters<typeof Notifier>[0]> = {}) {
   const registry = new Registry();
   const sent = new Counter({ name: 'n', help: 'n', labelNames: ['result'], registers: [registry] });
-  const n = new Notifier({ log: quietLog().log, timeoutMs: 300, backoffMs: 10, ...o, sent });
+  const n = new Notifier({ log: quietLog().log, timeoutMs: 300, backoffMs: 10, minIntervalMs: 0, ...o, sent });
   const counts = async () => Object.fromEntries((await sent.get()).values.map((v) => [v.labels.result, v.value]));
   return { n, counts };
 }

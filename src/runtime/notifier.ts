@@ -1,12 +1,16 @@
 // Delivery of notifications: one FIFO queue and one sender per destination, so a slow or dead receiver
 // delays only its own messages, never a rollout (notify() returns at once) nor another receiver.
-// Queues are bounded (the oldest message is dropped and counted), attempts are bounded by a timeout
-// each, and failures are retried with exponential backoff. node:http(s) rather than fetch: fetch has
+// Queues are bounded, attempts are bounded by a timeout each, and failures are retried with exponential
+// backoff. A destination gets at most one message per --notify-min-interval (Slack's incoming webhooks
+// allow one a second): step messages of one rollout that wait are merged into one that names their pods
+// (up to 50), so a 1,000-pod rollout tells its whole story in about twenty messages; a full queue drops
+// step messages before anything else; a 429 with Retry-After is waited out. node:http(s) rather than fetch: fetch has
 // no per-request timeout that also covers a receiver that accepts the connection and never answers.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Counter } from 'prom-client';
-import { bodyOf, type Notification, type NotifyFormat } from '../rollout/notify.js';
+import { bodyOf, mergeSteps, type Notification, type NotifyFormat } from '../rollout/notify.js';
+import { realTimers, type Timers } from './queue.js';
 import type { Logger } from './logger.js';
 
 /** Destination is where messages go; `resolve` may read a Secret, and is called per delivery. */
@@ -16,8 +20,25 @@ export interface Destination {
   resolve: () => Promise<{ url: string; format: NotifyFormat }>;
 }
 
-/** PostResult is the HTTP status of one attempt. */
-export type Post = (url: string, body: string, timeoutMs: number) => Promise<number>;
+/** PostResult is the answer to one attempt: its status, and Retry-After when it said one. */
+export interface PostResult {
+  status: number;
+  retryAfter?: string;
+}
+
+/** Post sends one attempt. */
+export type Post = (url: string, body: string, timeoutMs: number) => Promise<PostResult>;
+
+/** MAX_RETRY_AFTER_MS bounds a receiver's Retry-After: a rollout's messages never wait longer than this per attempt. */
+export const MAX_RETRY_AFTER_MS = 300_000;
+
+/** retryAfterMs reads a Retry-After header (seconds, or an HTTP date) as a wait from `nowMs`, bounded; undefined when unreadable. */
+export function retryAfterMs(header: string | undefined, nowMs: number): number | undefined {
+  if (header === undefined) return undefined;
+  const v = header.trim();
+  const ms = /^\d+$/.test(v) ? Number(v) * 1000 : /[a-z]/i.test(v) && !Number.isNaN(Date.parse(v)) ? Date.parse(v) - nowMs : undefined;
+  return ms === undefined ? undefined : Math.min(Math.max(0, ms), MAX_RETRY_AFTER_MS);
+}
 
 export interface NotifierOptions {
   log: Logger;
@@ -29,11 +50,17 @@ export interface NotifierOptions {
   maxBackoffMs?: number;
   post?: Post;
   sent?: Counter<'result'>;
+  /** At most one message (attempts included) per this long per destination; 0 = no limit. Default 1000. */
+  minIntervalMs?: number;
+  now?: () => number;
+  timers?: Timers;
 }
 
 interface Queue {
   items: { dest: Destination; n: Notification }[];
   running?: Promise<void>;
+  /** When the next attempt may start (the rate limit, or a receiver's Retry-After). */
+  nextAt: number;
 }
 
 /** Notifier delivers notifications in order per destination, in the background. */
@@ -44,15 +71,26 @@ export class Notifier {
 
   constructor(private readonly o: NotifierOptions) {}
 
-  /** notify queues a message and returns at once; it never throws. */
+  /**
+   * notify queues a message and returns at once; it never throws. A step merges into the waiting step
+   * of the same rollout when that is the rollout's last queued message (a rollout's story keeps its
+   * order). A full queue drops its oldest step message, and only without one its oldest message.
+   */
   notify(dest: Destination, n: Notification): void {
     if (this.stopping) return this.count('dropped');
     let q = this.queues.get(dest.key);
-    if (!q) this.queues.set(dest.key, (q = { items: [] }));
+    if (!q) this.queues.set(dest.key, (q = { items: [], nextAt: 0 }));
+    const last = findLastIndex(q.items, (i) => i.n.namespace === n.namespace && i.n.statefulset === n.statefulset);
+    const merged = last >= 0 ? mergeSteps(q.items[last]!.n, n) : undefined;
+    if (merged) {
+      q.items[last] = { dest, n: merged };
+      return;
+    }
     if (q.items.length >= (this.o.maxQueue ?? 1000)) {
-      const old = q.items.shift();
+      const step = q.items.findIndex((i) => i.n.kind === 'step');
+      const [old] = q.items.splice(Math.max(step, 0), 1);
       this.count('dropped');
-      this.o.log.warn({ destination: dest.key, kind: old?.n.kind }, 'notification queue full; dropped the oldest message');
+      this.o.log.warn({ destination: dest.key, kind: old?.n.kind }, 'notification queue full; dropped the oldest step message (or the oldest message)');
     }
     q.items.push({ dest, n });
     q.running ??= this.drain(dest.key, q);
@@ -85,25 +123,38 @@ export class Notifier {
 
   private async drain(key: string, q: Queue): Promise<void> {
     try {
-      for (let item = q.items.shift(); item && !this.abort.signal.aborted; item = q.items.shift()) await this.deliver(item.dest, item.n);
+      for (let item = q.items.shift(); item && !this.abort.signal.aborted; item = q.items.shift()) await this.deliver(q, item.dest, item.n);
     } finally {
       q.running = undefined;
       if (q.items.length === 0) this.queues.delete(key);
     }
   }
 
-  private async deliver(dest: Destination, n: Notification): Promise<void> {
+  private async deliver(q: Queue, dest: Destination, n: Notification): Promise<void> {
     const attempts = this.o.maxAttempts ?? 5;
+    const now = this.o.now ?? Date.now;
+    const interval = this.o.minIntervalMs ?? 1000;
     let why = '';
+    let wait = 0;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1 && !(await this.sleep(Math.min((this.o.backoffMs ?? 1000) * 2 ** (attempt - 2), this.o.maxBackoffMs ?? 30_000)))) break;
+      if (attempt > 1) wait = Math.max(wait, Math.min((this.o.backoffMs ?? 1000) * 2 ** (attempt - 2), this.o.maxBackoffMs ?? 30_000));
+      const until = Math.max(q.nextAt, now() + wait);
+      if (until > now() && !(await this.sleep(until - now()))) break;
+      wait = 0;
+      q.nextAt = now() + interval;
       try {
         const { url, format } = await dest.resolve();
-        const code = await (this.o.post ?? post)(url, JSON.stringify(bodyOf(n, format)), this.o.timeoutMs);
-        if (code >= 200 && code < 300) return this.count('sent');
-        why = `HTTP ${code}`;
+        const r = await (this.o.post ?? post)(url, JSON.stringify(bodyOf(n, format)), this.o.timeoutMs);
+        if (r.status >= 200 && r.status < 300) return this.count('sent');
+        why = `HTTP ${r.status}`;
         // A receiver that refuses the message (bad URL, bad token) will refuse it again.
-        if (code >= 400 && code < 500 && code !== 408 && code !== 429) break;
+        if (r.status >= 400 && r.status < 500 && r.status !== 408 && r.status !== 429) break;
+        // Told when to come back: the whole destination waits (its limit is per destination).
+        const after = r.status === 429 || r.status === 503 ? retryAfterMs(r.retryAfter, now()) : undefined;
+        if (after !== undefined) {
+          wait = after;
+          q.nextAt = Math.max(q.nextAt, now() + after);
+        }
       } catch (err) {
         why = err instanceof Error ? err.message : String(err);
       }
@@ -114,13 +165,14 @@ export class Notifier {
 
   /** sleep waits, or returns false at once when the notifier stops. */
   private sleep(ms: number): Promise<boolean> {
+    const timers = this.o.timers ?? realTimers;
     return new Promise((resolve) => {
       if (this.abort.signal.aborted) return resolve(false);
       const done = () => {
-        clearTimeout(t);
+        timers.clear(t);
         resolve(false);
       };
-      const t = setTimeout(() => {
+      const t = timers.set(() => {
         this.abort.signal.removeEventListener('abort', done);
         resolve(true);
       }, ms);
@@ -129,8 +181,13 @@ export class Notifier {
   }
 }
 
-/** post sends one JSON body; resolves with the HTTP status, rejects on a network error or the timeout. */
-export function post(url: string, body: string, timeoutMs: number): Promise<number> {
+function findLastIndex<T>(items: readonly T[], pred: (t: T) => boolean): number {
+  for (let i = items.length - 1; i >= 0; i--) if (pred(items[i]!)) return i;
+  return -1;
+}
+
+/** post sends one JSON body; resolves with the HTTP status (and Retry-After), rejects on a network error or the timeout. */
+export function post(url: string, body: string, timeoutMs: number): Promise<PostResult> {
   return new Promise((resolve, reject) => {
     let u: URL;
     try {
@@ -144,7 +201,8 @@ export function post(url: string, body: string, timeoutMs: number): Promise<numb
       res.resume(); // the answer's body is not needed, but must be read for the socket to be freed
       res.on('end', () => {
         clearTimeout(timer);
-        resolve(res.statusCode ?? 0);
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
       });
       res.on('error', (e) => {
         clearTimeout(timer);

@@ -213,3 +213,18 @@ export function mostReplacedAtOnce(ns: string, statefulset: string, revision: st
   for (const e of edges.sort((a, b) => a.at - b.at || a.d - b.d)) most = Math.max(most, (now += e.d));
   return most;
 }
+
+/**
+ * setPodReady makes a kwok pod not ready, or ready again, the way a failing readiness probe would: its
+ * status's Ready and ContainersReady conditions are patched (the whole conditions list, as a merge
+ * patch replaces lists). kwok's default Stages leave a Running pod's conditions alone after that, so
+ * the pod stays as set; the StatefulSet's readyReplicas and any PodDisruptionBudget follow it.
+ */
+export async function setPodReady(ns: string, pod: string, ready: boolean): Promise<void> {
+  const p = await getJson<{ status: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }>(['pod', pod, '-n', ns]);
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const value = ready ? 'True' : 'False';
+  const conditions = (p.status.conditions ?? []).filter((c) => c.type !== 'Ready' && c.type !== 'ContainersReady');
+  conditions.push({ type: 'Ready', status: value, lastTransitionTime: now }, { type: 'ContainersReady', status: value, lastTransitionTime: now });
+  await kubectlOk(['patch', 'pod', pod, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions } })]);
+}

@@ -100,6 +100,16 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(d.message).toContain(`${KEYS.paused}: "yes"`);
   });
 
+  it('row 4: an HTTP gate whose placeholder would choose the host, or a bad respect-pdb, is denied at admission', () => {
+    const d = decide(req('CREATE', sts({ ann: { ...ON, 'phased-rollout.io/http.health': 'http://{{pod}}.db.svc/healthz', [KEYS.respectPdb]: 'no' } })), opts);
+    expect(d).toMatchObject({ type: 'deny', row: 4, code: 422 });
+    if (d.type !== 'deny') throw new Error();
+    expect(d.message).toContain('phased-rollout.io/http.health: "http://{{pod}}.db.svc/healthz" (allowed: an http(s) URL: placeholders may stand only in the path or query, after the host)');
+    expect(d.message).toContain(`${KEYS.respectPdb}: "no"`);
+    const ok = decide(req('CREATE', sts({ ann: { ...ON, 'phased-rollout.io/http.health': 'http://db.svc:8080/healthz?pod={{pod}}' } })), opts);
+    expect(ok.type).not.toBe('deny');
+  });
+
   it('row 4: a typo in enabled counts as opted in and invalid', () => {
     const d = decide(req('CREATE', sts({ ann: { [KEYS.enabled]: 'yes', [KEYS.query]: 'up' } })), opts);
     expect(d).toMatchObject({ type: 'deny', row: 4, code: 422 });

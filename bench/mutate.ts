@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Benchmark of POST /mutate on loopback: the built webhook process against a bare HTTPS baseline
-// (bench/baseline-server.ts) in the same run, alternating rounds; prints medians and the ratio.
+// Benchmark of POST /mutate on loopback: the built webhook process (an express app) against two
+// baselines (bench/baseline-server.ts) in the same run, alternating rounds: a bare HTTPS server and a
+// minimal express 5 app (express.json), both answering without a decision; prints medians and ratios.
 // Cases: a ~7 KB UPDATE that changes the template, a 1 MB template, a CREATE and a malformed body; then
 // latency at a fixed request rate, and the peak RSS of both processes.
 // Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --smoke)
@@ -186,40 +187,44 @@ async function coldStart(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const [wp, mp, bp] = [await freePort(), await freePort(), await freePort()];
+  const [wp, mp, bp, ep] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const wh = await startServer(webhookArgs(wp, mp), wp);
-  const base = await startServer([join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(bp)], bp);
+  const baseArgs = (port: number) => [join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(port)];
+  const base = await startServer(baseArgs(bp), bp);
+  const exp = await startServer([...baseArgs(ep), '--express'], ep);
   try {
-    console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; webhook and a bare HTTPS baseline (reads and parses the body, answers allowed) alternate; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
-    console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${'webhook req/s'.padStart(13)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)} | ${'baseline req/s'.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)} | ratio  CPU ratio`);
+    console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; the webhook, a bare HTTPS baseline and a minimal express 5 baseline (express.json, res.json) alternate, both baselines answering allowed without a decision; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
+    const head = (name: string) => `${`${name} req/s`.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)}`;
+    console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${head('webhook')} | ${head('bare')} | ${head('express')} | bare ratio CPU | express ratio CPU`);
     for (const c of CASES) {
       const n = Math.max(20, Math.round(N * c.share));
-      await round(wh, c.body, c.status, Math.min(n, 200)); // warm-up, both
-      await round(base, c.body, c.status, Math.min(n, 200));
+      for (const s of [wh, base, exp]) await round(s, c.body, c.status, Math.min(n, 200)); // warm-up, all three
       const w: Result[] = [];
       const b: Result[] = [];
+      const e: Result[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         w.push(await round(wh, c.body, c.status, n));
         b.push(await round(base, c.body, c.status, n));
+        e.push(await round(exp, c.body, c.status, n));
       }
       const m = (xs: Result[], k: keyof Result) => median(xs.map((x) => x[k]));
-      console.log(
-        `${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${m(w, 'rps').toFixed(0).padStart(13)} ${m(w, 'p50').toFixed(2).padStart(7)} ${m(w, 'p99').toFixed(2).padStart(7)} ${m(w, 'cpu').toFixed(0).padStart(7)} | ${m(b, 'rps').toFixed(0).padStart(14)} ${m(b, 'p50').toFixed(2).padStart(7)} ${m(b, 'p99').toFixed(2).padStart(7)} ${m(b, 'cpu').toFixed(0).padStart(7)} | ${(m(w, 'rps') / m(b, 'rps')).toFixed(2).padEnd(5)}  ${cpuRatio(m(b, 'cpu'), m(w, 'cpu'))}`,
-      );
+      const cols = (xs: Result[]) => `${m(xs, 'rps').toFixed(0).padStart(14)} ${m(xs, 'p50').toFixed(2).padStart(7)} ${m(xs, 'p99').toFixed(2).padStart(7)} ${m(xs, 'cpu').toFixed(0).padStart(7)}`;
+      const ratios = (xs: Result[]) => `${(m(w, 'rps') / m(xs, 'rps')).toFixed(2).padStart(5)} ${cpuRatio(m(xs, 'cpu'), m(w, 'cpu')).padStart(4)}`;
+      console.log(`${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${cols(w)} | ${cols(b)} | ${cols(e)} | ${ratios(b)} | ${ratios(e)}`);
     }
     const body = CASES[0]?.body ?? '';
     const rw = await atRate(wh.port, body, RATE, RATE_SECONDS);
     const rb = await atRate(base.port, body, RATE, RATE_SECONDS);
-    console.log('ratio: webhook req/s / baseline req/s; CPU ratio: baseline CPU per request / webhook CPU per request (1 = the same cost)');
-    console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms`);
-    console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB`);
+    const re = await atRate(exp.port, body, RATE, RATE_SECONDS);
+    console.log('ratio: webhook req/s / baseline req/s; CPU: baseline CPU per request / webhook CPU per request (1 = the same cost)');
+    console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; bare baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms; express baseline p50 ${re.p50.toFixed(2)} ms p99 ${re.p99.toFixed(2)} ms`);
+    console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB, express baseline ${peakRssMb(exp.child.pid).toFixed(0)} MB`);
     const starts: number[] = [];
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) starts.push(await coldStart());
     console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
     console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R | --smoke]');
   } finally {
-    wh.child.kill('SIGTERM');
-    base.child.kill('SIGTERM');
+    for (const s of [wh, base, exp]) s.child.kill('SIGTERM');
   }
 }
 

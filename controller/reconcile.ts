@@ -13,10 +13,10 @@ import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k
 import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
-import { groupOf, memberOf, type GroupMember } from '../src/rollout/groups.js';
+import { groupOf, memberOf } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type BudgetView, type CheckRequest, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';

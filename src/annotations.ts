@@ -1,7 +1,7 @@
 // The annotation contract of SPEC §2: every key, default, range and message lives here, and both the
 // webhook and the controller parse through `parseAnnotations` so they can never disagree on a default.
 
-import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './rollout/gates.js';
+import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './gate-templates.js';
 
 /** PREFIX is the annotation prefix of every key the product reads or writes. */
 export const PREFIX = 'phased-rollout.io/';

@@ -1,6 +1,6 @@
 import { KEYS } from '../annotations.js';
-import { groupHold, groupOf, groupWait, memberOf, type GroupMember } from './groups.js';
-import type { PodView, StatefulSetView } from './types.js';
+import { groupHold, groupOf, groupWait, memberOf } from './groups.js';
+import type { GroupMember, PodView, StatefulSetView } from './types.js';
 
 const view = (o: Partial<StatefulSetView> = {}): StatefulSetView => ({
   namespace: 'ns', name: 'a', generation: 1, observedGeneration: 1, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'r1', currentRevision: 'r1', annotations: {}, ...o,

@@ -3,25 +3,7 @@
 // members from its cache; plan() asks whether this one may move.
 import { parseAnnotations } from '../annotations.js';
 import { readStatus } from './status.js';
-import type { PodView, StatefulSetView } from './types.js';
-
-/** GroupMember is what one member of a group tells the others. */
-export interface GroupMember {
-  name: string;
-  order: number;
-  /** Something is unfinished: a revision not on every pod yet, or the partition not pinned again. */
-  pending: boolean;
-  /** An unfinished rollout that has moved: the partition is below replicas or a pod is updated. */
-  started: boolean;
-  /** Its status says Failed or RolledBack for its current revision: the group halts. */
-  failed: boolean;
-  /**
-   * Why one of its pods does not count as up (`pg-b-2 is not ready`), or why a step of its own is in
-   * flight (a pod at or above its partition not yet on its update revision); undefined when every pod
-   * exists, is Ready and available and nothing is mid-step. No other member takes a step meanwhile.
-   */
-  down?: string;
-}
+import type { GroupMember, PodView, StatefulSetView } from './types.js';
 
 /** groupOf reads the group name and order of an opted-in, valid StatefulSet; undefined if none. */
 export function groupOf(annotations: Record<string, string>): { group: string; order: number } | undefined {

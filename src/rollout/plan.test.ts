@@ -1,8 +1,7 @@
 import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
-import type { GroupMember } from './groups.js';
-import type { Action, BudgetView, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
+import type { Action, BudgetView, GroupMember, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const FAST = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2' };

@@ -3,7 +3,8 @@
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
-import { podContext, renderQuery, renderUrl } from './gates.js';
+import { renderQuery, renderUrl } from '../gate-templates.js';
+import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait } from './groups.js';
 import { stepTarget } from './steps.js';

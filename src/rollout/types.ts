@@ -1,4 +1,3 @@
-import type { GroupMember } from './groups.js';
 
 // The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
 // since the epoch), so plan() is a pure function tested in tables.
@@ -78,6 +77,24 @@ export interface BudgetView {
   disruptionsAllowed: number;
   currentHealthy: number;
   desiredHealthy: number;
+}
+
+/** GroupMember is what one member of a group tells the others. */
+export interface GroupMember {
+  name: string;
+  order: number;
+  /** Something is unfinished: a revision not on every pod yet, or the partition not pinned again. */
+  pending: boolean;
+  /** An unfinished rollout that has moved: the partition is below replicas or a pod is updated. */
+  started: boolean;
+  /** Its status says Failed or RolledBack for its current revision: the group halts. */
+  failed: boolean;
+  /**
+   * Why one of its pods does not count as up (`pg-b-2 is not ready`), or why a step of its own is in
+   * flight (a pod at or above its partition not yet on its update revision); undefined when every pod
+   * exists, is Ready and available and nothing is mid-step. No other member takes a step meanwhile.
+   */
+  down?: string;
 }
 
 /** Verdict is the outcome of one gate query (SPEC §4.3). */

@@ -1,4 +1,4 @@
-// Garbage in over the real /mutate HTTP endpoint (the request listener on 127.0.0.1): generated reviews,
+// Garbage in over the real /mutate HTTP endpoint (the express app on 127.0.0.1): generated reviews,
 // mutated ones, truncated and non-JSON bodies, deep nesting, duplicate keys, wrong content types, and a
 // few 8 MiB bodies. Invariants: no 5xx and no crash; every 200 is an AdmissionReview with the request's
 // uid; every patch decodes, touches only spec.updateStrategy and applies to the object. The fast sample

@@ -1,4 +1,4 @@
-// POST /mutate through the real request listener (supertest, in process).
+// POST /mutate through the real express app (supertest, in process).
 import fastJsonPatch from 'fast-json-patch';
 import request from 'supertest';
 import { KEYS } from '../../src/annotations.js';
@@ -97,6 +97,17 @@ describe('POST /mutate', () => {
     const { app: a } = app();
     expect((await request(a).get('/mutate').expect(405)).body.error).toMatch(/POST/);
     expect((await request(a).post('/validate').expect(404)).body.error).toMatch(/POST \/mutate/);
+  });
+
+  it('is an express app that says nothing it need not: no X-Powered-By, no ETag, exact paths only', async () => {
+    const { app: a } = app();
+    const res = await request(a).post('/mutate').send(review('CREATE', statefulSet('w'))).expect(200);
+    expect(res.headers['x-powered-by']).toBeUndefined();
+    expect(res.headers.etag).toBeUndefined();
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    await request(a).post('/mutate/').send(review('CREATE', statefulSet('w'))).expect(404);
+    await request(a).post('/MUTATE').send(review('CREATE', statefulSet('w'))).expect(404);
+    expect((await request(a).post('/mutate?dryRun=1').send(review('CREATE', statefulSet('w'))).expect(200)).body.kind).toBe('AdmissionReview');
   });
 
   it('counts decisions by operation and logs the uid', async () => {

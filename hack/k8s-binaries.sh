@@ -24,6 +24,37 @@ out=$cache/bin/assets-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 log() { echo "[k8s-binaries] $*" >&2; }
 
+# A cold build takes 15-30 min on 2 cores, most of it in a few `go build`s that print nothing. Each
+# long step runs under `progress`, which says which binary (n of TOTAL) and the time spent: a live bar
+# on a terminal, a plain line every 10 s otherwise (CI, pipes), so nothing sits silent for long.
+TOTAL=12
+t_start=$(date +%s)
+fmt_secs() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
+# progress N LABEL CMD...: runs CMD (binary N of TOTAL) and reports on it until it ends; returns its status.
+progress() {
+  local n=$1 label=$2; shift 2
+  local t0 rc=0 last=0 now; t0=$(date +%s)
+  log "[$n/$TOTAL] $label"
+  "$@" &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    now=$(date +%s)
+    if [ -t 2 ]; then
+      local width=24 filled=$(( (n - 1) * 24 / TOTAL )) bar
+      bar=$(printf '%*s' "$filled" '' | tr ' ' '#')$(printf '%*s' $((width - filled)) '' | tr ' ' '.')
+      printf '\r[k8s-binaries] [%s] %d/%d %s %s (%s in all)\033[K' "$bar" "$n" "$TOTAL" "$label" "$(fmt_secs $((now - t0)))" "$(fmt_secs $((now - t_start)))" >&2
+    elif [ $((now - last)) -ge 10 ]; then
+      [ "$last" = 0 ] || log "[$n/$TOTAL] still $label: $(fmt_secs $((now - t0))) ($(fmt_secs $((now - t_start))) in all)"
+      last=$now
+    fi
+  done
+  wait "$pid" || rc=$?
+  [ -t 2 ] && printf '\r\033[K' >&2
+  [ "$rc" = 0 ] && log "[$n/$TOTAL] done: $label in $(fmt_secs $(( $(date +%s) - t0 )))"
+  return "$rc"
+}
+
 # from_user NAME: prints a user-supplied binary path for NAME, if any.
 from_user() {
   local d
@@ -51,18 +82,19 @@ build_kubernetes() {
     go mod init phased-rollout.local/k8s-build >/dev/null 2>&1
     # k8s.io/kubernetes replaces its staging modules with local paths, which `go install` refuses;
     # derive the list of staging modules from its go.mod and point each at the published version.
-    go mod download -json "k8s.io/kubernetes@$v" >/dev/null
+    progress 1 "downloading the k8s.io/kubernetes module" go mod download -json "k8s.io/kubernetes@$v" >/dev/null
     local gomod; gomod=$(go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
     local args=()
     while read -r mod; do args+=("-replace=$mod=$mod@$staging"); done \
       < <(grep -E '^\s*k8s.io/[^ ]+ => ./staging/' "$gomod" | awk '{print $1}')
     [ ${#args[@]} -gt 10 ] || { log "could not derive staging replaces from $gomod"; exit 1; }
     go mod edit "${args[@]}"
-    go get "k8s.io/kubernetes@$v" >/dev/null 2>&1 || go get "k8s.io/kubernetes@$v"
+    progress 1 "fetching the modules kubernetes needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "k8s.io/kubernetes@$v"
     local ld="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+    local i=0
     for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-      log "go build $c"
-      go build -trimpath -ldflags "$ld" -o "$k8s_dir/$c" "k8s.io/kubernetes/cmd/$c"
+      i=$((i + 1))
+      progress "$i" "building $c" go build -trimpath -ldflags "$ld" -o "$k8s_dir/$c" "k8s.io/kubernetes/cmd/$c"
     done
   )
   rm -rf "$w"
@@ -75,8 +107,8 @@ build_etcd() {
   (
     cd "$w"
     go mod init phased-rollout.local/etcd-build >/dev/null 2>&1
-    go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1 || go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-    go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
+    progress 5 "fetching the modules etcd needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    progress 5 "building etcd" go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
   )
   rm -rf "$w"
 }
@@ -85,7 +117,7 @@ build_kwok() {
   if version_ok "$kwok_dir/kwokctl" "$KWOK_VERSION" && [ -x "$kwok_dir/kwok" ]; then log "kwok $KWOK_VERSION cached"; return; fi
   log "building kwok $KWOK_VERSION"
   mkdir -p "$kwok_dir"
-  GOBIN=$kwok_dir go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+  GOBIN=$kwok_dir progress 6 "building kwok and kwokctl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
@@ -95,7 +127,7 @@ build_helm() {
   mkdir -p "$helm_dir"
   # Without these, a go-installed helm reports "v3.22" and templates for Kubernetes v1.20.
   local minor; minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  GOBIN=$helm_dir go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+  GOBIN=$helm_dir progress 7 "building helm" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
@@ -120,14 +152,14 @@ build_cert_manager() {
     go mod edit "${args[@]}"
     local ld="-s -w -X $m/pkg/util.AppVersion=$CERT_MANAGER_VERSION"
     for c in controller cainjector webhook ctl; do
-      go get "$m/cmd/$c@$CERT_MANAGER_VERSION" >/dev/null 2>&1 || go get "$m/cmd/$c@$CERT_MANAGER_VERSION"
+      progress 9 "fetching the modules of cert-manager $c" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "$m/cmd/$c@$CERT_MANAGER_VERSION"
     done
+    local i=8
     for c in controller cainjector webhook; do
-      log "go build cert-manager $c"
-      go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-$c" "$m/cmd/$c"
+      i=$((i + 1))
+      progress "$i" "building cert-manager $c" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-$c" "$m/cmd/$c"
     done
-    log "go build cmctl"
-    go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
+    progress 12 "building cmctl" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
     # The CRDs ship as Helm templates whose only template parts are labels: drop those lines.
     for f in "$dir"/deploy/crds/crd-*.yaml; do echo "---"; sed -e '/{{/d' "$f"; done > "$cm_dir/cert-manager-crds.yaml"
   )
@@ -142,7 +174,7 @@ build_lua_health() {
   if [ -x "$lua_dir/lua-health" ]; then log "lua-health cached"; return; fi
   log "building lua-health"
   mkdir -p "$lua_dir"
-  (cd "$here/lua-health" && go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
+  (cd "$here/lua-health" && progress 8 "building lua-health" go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
 }
 
 need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }

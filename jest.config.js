@@ -6,12 +6,12 @@ const common = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
-  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.e2e/'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.e2e/', '<rootDir>/.demo/'],
 };
 
 export default {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs,plugin}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs,plugin,demo}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

@@ -21,7 +21,7 @@ if [ -f "$state/env" ] && proc running webhook && proc running prometheus && pro
   log "environment already up ($state/env)"; exit 0
 fi
 "$root/hack/e2e-down.sh" >/dev/null 2>&1 || true
-mkdir -p "$state"/{cmd,pids,logs,certs,prometheus}
+mkdir -p "$state"/{cmd,pids,logs,certs,prometheus/targets}
 
 phase "binaries"
 assets=$("$root/hack/k8s-binaries.sh" | tail -n 1)
@@ -107,6 +107,10 @@ global: {scrape_interval: 1s, evaluation_interval: 1s}
 scrape_configs:
   - job_name: gate
     static_configs: [{targets: ['127.0.0.1:$gate_port']}]
+  # Further loopback targets (npm run demo's app exporter) are dropped in as JSON files; Prometheus
+  # watches the folder.
+  - job_name: extra
+    file_sd_configs: [{files: ['$state/prometheus/targets/*.json'], refresh_interval: 5s}]
 EOF
 echo "$prometheus --config.file=$state/prometheus/prometheus.yml --storage.tsdb.path=$state/prometheus/data --web.listen-address=127.0.0.1:$prom_port --storage.tsdb.retention.time=2h" > "$state/cmd/prometheus"
 proc start prometheus

@@ -38,12 +38,18 @@ async function watchStatus(kc: KubeConfig, apps: AppsV1Api, namespace: string | 
     timer = setTimeout(show, 100);
   };
   for (const ev of ['add', 'update', 'delete'] as const) informer.on(ev, soon);
+  let stopping = false;
   return new Promise((resolve) => {
     informer.on('error', (err) => {
+      // Stopping aborts the watch, which the informer reports as an error: not one to show.
+      if (stopping) return;
       process.stderr.write(`error: ${apiErrorMessage(err)}\n`);
       resolve(1);
     });
-    const stop = () => void informer.stop().then(() => resolve(0));
+    const stop = () => {
+      stopping = true;
+      void informer.stop().then(() => resolve(0));
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     informer.start().then(show, (err: unknown) => {

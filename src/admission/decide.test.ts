@@ -182,7 +182,7 @@ describe('decide: one case per row of SPEC §3', () => {
     // A PUT with a non-zero value is an edit: denied.
     expect(decide(req('UPDATE', sts({ partition: 1 }), sts({ partition: 3 }), put), opts)).toMatchObject({ type: 'deny', row: 9, code: 403 });
     // Anything but UpdateOptions is refused. (The real API server reports PATCH and server-side apply
-    // with UpdateOptions as well, so in a cluster those get the PUT answer: see the README.)
+    // with UpdateOptions as well, so in a cluster those get the PUT answer: see docs/interplay.md.)
     expect(decide(req('UPDATE', sts({ partition: 0 }), sts({ partition: 3 }), { options: { kind: 'PatchOptions' } }), opts)).toMatchObject({ type: 'deny', row: 9, code: 403 });
     // A PUT that also scales: the rows for scaling still apply to the kept partition.
     const idleScale = decide(req('UPDATE', sts({ partition: 0, replicas: 5 }), sts({ partition: 3 }), put), opts);

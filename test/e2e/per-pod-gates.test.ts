@@ -36,7 +36,7 @@ describe('per-pod gates', () => {
     expect(pods['perpod-2']).toBe(rev);
     expect(pods['perpod-1']).toBe(rev);
     expect(pods['perpod-0']).not.toBe(rev);
-    // The independent checker reads the same rule from the README: each step's pod gate and the service gate passed.
+    // The independent checker reads the same rule from docs/rollouts.md: each step's pod gate and the service gate passed.
     const safety = await safetyReport(ns, sts.name);
     expect(safety.violations).toEqual([]);
     expect(safety).toMatchObject({ lowerings: 2, gatedSteps: 2 });

@@ -131,7 +131,7 @@ export function gateNameOf(query: string | undefined): string | undefined {
 /**
  * gateNamesOf reads the gate series of every query of a StatefulSet (`query` and `query.<name>`) as
  * judged at partition `from`: a per-pod query names the pod at the partition, or before the first
- * step the highest one (written here from the README's rule, not from the planner's code).
+ * step the highest one (written here from the rule of docs/rollouts.md, not from the planner's code).
  * Undefined when some query has no e2e gate name.
  */
 export function gateNamesOf(annotations: Record<string, string>, name: string, from: number, replicas: number): string[] | undefined {

@@ -87,6 +87,9 @@ rules:
     verbs: ["create", "patch", "update", "delete"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
+  # The peer systems of bench:peers, each under a ServiceAccount of its own: their API requests are counted.
+  - level: Metadata
+    users: ["system:serviceaccount:peers:sts-phased-rollout-operator", "system:serviceaccount:peers:rollout-operator"]
   - level: None
 EOF
 export KWOK_WORKDIR=$state/kwok

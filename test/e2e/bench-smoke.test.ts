@@ -1,5 +1,6 @@
 // The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
-// bench:rollout and bench:many against the harness. Numbers from here mean nothing.
+// bench:rollout, bench:many and bench:peers (which builds the peer systems from ../shared/peers the
+// first time) against the harness. Numbers from here mean nothing.
 import { resolve } from 'node:path';
 import { jest } from '@jest/globals';
 import { ROOT } from '../support/process.js';
@@ -30,5 +31,12 @@ describe('benchmark smoke runs', () => {
     expect(out).toMatch(/idle \d+ s: API requests beyond the watches: /);
     expect(out).toMatch(/reaction p50 \d+ ms, p99 \d+ ms/);
     expect(out).toMatch(/cold start with \d+ StatefulSets and \d+ pods: process start -> \/readyz \d+ ms/);
+  });
+
+  it('bench:peers builds and runs every system and prints the figures table', async () => {
+    const out = await bench('peers.js', ['--smoke']);
+    for (const system of ['floor', 'ours', 'sts-phased', 'ro-5s', 'ro-1s']) expect(out).toMatch(new RegExp(`^\\| 2 \\| ${system} \\| 1 \\| [\\d.]+ s \\|`, 'm'));
+    expect(out).toMatch(/^\| 2 \| ours \| 1 \| [\d.]+ s \| -?\d+ ms \| [\d.]+ \| \d+ MB \| \d+ \/ \d+ ms \|$/m);
+    expect(out).toContain('reproduce: npm run e2e:up && npm run bench:peers');
   });
 });

@@ -12,6 +12,7 @@
 // `npm run demo -- --down` stops it all. Every wait is bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seconds, stepsOf, timeline, type DemoEvent } from './timeline.js';
@@ -260,15 +261,14 @@ async function watchUntil(kenv: Record<string, string>, e: Record<string, string
   }
 }
 
+/** freePort finds a free loopback port for the demo app's exporter. */
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {
-    import('node:net').then(({ createServer }) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as { port: number };
-        s.close(() => res(port));
-      });
-      s.on('error', rej);
-    }, rej);
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+    s.on('error', rej);
   });
 }
 

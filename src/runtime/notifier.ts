@@ -3,8 +3,9 @@
 // Queues are bounded, attempts are bounded by a timeout each, and failures are retried with exponential
 // backoff. A destination gets at most one message per --notify-min-interval (Slack's incoming webhooks
 // allow one a second): step messages of one rollout that wait are merged into one that names their pods
-// (up to 50), so a 1,000-pod rollout tells its whole story in about twenty messages; a full queue drops
-// step messages before anything else; a 429 with Retry-After is waited out. node:http(s) rather than fetch: fetch has
+// (up to 50), so a 1,000-pod rollout that steps ten pods a second reaches a one-a-second receiver as
+// about a hundred messages, every pod named once; a full queue drops step messages before anything
+// else; a 429 or 503 with Retry-After is waited out. node:http(s) rather than fetch: fetch has
 // no per-request timeout that also covers a receiver that accepts the connection and never answers.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -80,7 +81,7 @@ export class Notifier {
     if (this.stopping) return this.count('dropped');
     let q = this.queues.get(dest.key);
     if (!q) this.queues.set(dest.key, (q = { items: [], nextAt: 0 }));
-    const last = findLastIndex(q.items, (i) => i.n.namespace === n.namespace && i.n.statefulset === n.statefulset);
+    const last = q.items.findLastIndex((i) => i.n.namespace === n.namespace && i.n.statefulset === n.statefulset);
     const merged = last >= 0 ? mergeSteps(q.items[last]!.n, n) : undefined;
     if (merged) {
       q.items[last] = { dest, n: merged };
@@ -179,11 +180,6 @@ export class Notifier {
       this.abort.signal.addEventListener('abort', done, { once: true });
     });
   }
-}
-
-function findLastIndex<T>(items: readonly T[], pred: (t: T) => boolean): number {
-  for (let i = items.length - 1; i >= 0; i--) if (pred(items[i]!)) return i;
-  return -1;
 }
 
 /** post sends one JSON body; resolves with the HTTP status (and Retry-After), rejects on a network error or the timeout. */

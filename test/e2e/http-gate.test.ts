@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import { HTTP_PREFIX, KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { createNamespace, deleteNamespace, getJson, safetyReport } from './cluster.js';
+import { createNamespace, deleteNamespace, getJson, safetyReport, setGate } from './cluster.js';
 import { fastGate, Rollout } from './rollout.js';
 
 jest.setTimeout(180_000);
@@ -42,7 +42,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('HTTP gates', () => {
   it('steps on 200, holds on 503 (fail) and on no answer (error), and completes once it answers 200 again', async () => {
-    const sts = new Rollout(ns, 'web', 3, fastGate('web', { [`${HTTP_PREFIX}health`]: `${url}/v1/agent/health/service/name/{{statefulset}}?pod={{pod}}` }));
+    // A gate series of this namespace's own: no other test file can touch it.
+    await setGate(`${ns}-web`, '1');
+    const sts = new Rollout(ns, 'web', 3, fastGate(`${ns}-web`, { [`${HTTP_PREFIX}health`]: `${url}/v1/agent/health/service/name/{{statefulset}}?pod={{pod}}` }));
     await sts.create();
     const rev = await sts.roll('registry.example/app:2');
     if (!(await sts.nextStep(3, 30_000))) throw new Error('no first step with the endpoint answering 200');
@@ -54,13 +56,14 @@ describe('HTTP gates', () => {
     await sleep(4_000);
     expect(await sts.partition()).toBe(held);
     const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
-    expect(events.items.find((e) => e.involvedObject.name === 'web' && e.reason === 'CheckFailed')?.message).toBe('gate failed: http.health: HTTP 503: critical: replication lag 42s');
+    // Among the CheckFailed Events (a Prometheus blip would add one of its own), the HTTP gate's, verbatim.
+    expect(events.items.filter((e) => e.involvedObject.name === 'web' && e.reason === 'CheckFailed').map((e) => e.message)).toContain('gate failed: http.health: HTTP 503: critical: replication lag 42s');
 
     mode = 'silent';
     await eventually(async () => expect(await sts.status()).toMatchObject({ gate: 'error' }), 30_000, 300);
     expect(await sts.partition()).toBe(held);
     const errors = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
-    expect(errors.items.find((e) => e.involvedObject.name === 'web' && e.reason === 'GateError')?.message).toContain('http.health: no answer: timed out after');
+    expect(errors.items.filter((e) => e.involvedObject.name === 'web' && e.reason === 'GateError').map((e) => e.message).join('\n')).toContain('http.health: no answer: timed out after');
 
     mode = 'ok';
     await sts.completed(rev, 90_000);

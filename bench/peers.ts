@@ -12,12 +12,10 @@
 // reaction from a pod becoming Ready to the system's next action (partition write or pod deletion).
 // Every loop is bounded: --budget-minutes caps the rounds of one system at one size (at least one).
 // Reproduce: npm run e2e:up && npm run bench:peers [-- --replicas 10,50 --rounds 3 --systems ... --smoke]
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { createServer } from 'node:net';
+import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { e2eEnv, kubectl as kubectlIn, median, ROOT, sleep, waitFor } from './e2e-env.js';
+import { median, sleep, waitFor } from './e2e-env.js';
+import { env, GATE, kubectl, ourController, peerDied, phasedRollout, preparePeers, setUp, startPeer, stopPeer, USERS } from './peer-systems.js';
 import { peakRssMb } from './proc.js';
 
 const { values } = parseArgs({
@@ -34,18 +32,6 @@ const SIZES = SMOKE ? [2] : values.replicas.split(',').map(Number);
 const ROUNDS = SMOKE ? 1 : Number(values.rounds);
 const SYSTEMS = values.systems.split(',');
 const BUDGET_MS = Number(values['budget-minutes']) * 60_000;
-const env = e2eEnv();
-const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
-const STATE = resolve(env.E2E_DIR ?? join(ROOT, '.e2e'), 'peers');
-const GATE = 'e2e_gate{name="bench-peers"} == 1';
-const OUR_USER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
-const USERS: Record<string, string> = {
-  ours: OUR_USER,
-  'sts-phased': 'system:serviceaccount:peers:sts-phased-rollout-operator',
-  'ro-5s': 'system:serviceaccount:peers:rollout-operator',
-  'ro-1s': 'system:serviceaccount:peers:rollout-operator',
-};
-
 /** Result of one rollout. */
 interface Rollout {
   seconds: number;
@@ -75,6 +61,7 @@ function statefulSet(ns: string, name: string, n: number, image: string, system:
 
 /** rolled: every pod Ready on the update revision (and, for ours, Completed and pinned again when `completed`). */
 function rolled(ns: string, name: string, n: number, completed = false): boolean {
+  const died = peerDied();
   if (died) throw new Error(died);
   const s = JSON.parse(kubectl(['get', 'statefulset', name, '-n', ns, '-o', 'json']));
   const st = s.status ?? {};
@@ -84,108 +71,6 @@ function rolled(ns: string, name: string, n: number, completed = false): boolean
   if (!completed) return true;
   const status = JSON.parse(s.metadata.annotations?.['phased-rollout.io/status'] ?? '{}');
   return status.phase === 'Completed' && status.revision === st.updateRevision && s.spec.updateStrategy.rollingUpdate.partition === n;
-}
-
-/** kubeconfigFor writes a kubeconfig with a token of a ServiceAccount of the `peers` namespace. */
-function kubeconfigFor(sa: string): { file: string; server: string } {
-  const token = kubectl(['create', 'token', sa, '-n', 'peers', '--duration', '24h']).trim();
-  const server = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
-  const ca = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority}']);
-  const file = join(STATE, `${sa}.kubeconfig`);
-  writeFileSync(file, `apiVersion: v1\nkind: Config\nclusters: [{name: e2e, cluster: {server: "${server}", certificate-authority: "${ca}"}}]\nusers: [{name: u, user: {token: "${token}"}}]\ncontexts: [{name: e2e, context: {cluster: e2e, user: u}}]\ncurrent-context: e2e\n`, { mode: 0o600 });
-  return { file, server };
-}
-
-/** startPeer runs a peer as a local process (by its own pid; stopped by the same handle). */
-async function startPeer(system: string, ns: string, peers: string): Promise<ChildProcess | undefined> {
-  const log = join(STATE, `${system}.log`);
-  if (system === 'sts-phased') {
-    const { file } = kubeconfigFor('sts-phased-rollout-operator');
-    const port = await freePort();
-    return spawnLogged(join(peers, 'sts-phased-rollout-operator', 'bin', 'manager'), ['--metrics-bind-address=0', `--health-probe-bind-address=127.0.0.1:${port}`], { KUBECONFIG: file, ENABLE_WEBHOOKS: 'false' }, log);
-  }
-  if (system.startsWith('ro-')) {
-    const { file, server } = kubeconfigFor('rollout-operator');
-    const port = await freePort();
-    const interval = system === 'ro-1s' ? '1s' : '5s';
-    return spawnLogged(join(peers, 'rollout-operator', 'bin', 'rollout-operator'), [`-kubernetes.api-url=${server}`, `-kubernetes.config-file=${file}`, `-kubernetes.namespace=${ns}`, '-server-tls.enabled=false', `-server.port=${port}`, `-reconcile.interval=${interval}`], {}, log);
-  }
-  return undefined;
-}
-
-/** spawnLogged starts a peer with its output in a log file of its own; a peer that exits early fails the benchmark. */
-function spawnLogged(bin: string, args: string[], extra: Record<string, string>, log: string): ChildProcess {
-  const out = openSync(log, 'w');
-  const child = spawn(bin, args, { env: { ...process.env, ...extra }, stdio: ['ignore', out, out] });
-  child.once('exit', (code, signal) => {
-    if (!stopping.has(child)) died = `${bin} exited (${signal ?? code}) during the benchmark; see ${log}`;
-  });
-  return child;
-}
-
-/** stopping holds the peers we are stopping ourselves; `died` says which one exited on its own. */
-const stopping = new WeakSet<ChildProcess>();
-let died: string | undefined;
-
-/** freePort finds a free loopback port. */
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => res(port));
-    });
-    srv.on('error', rej);
-  });
-}
-
-async function stopPeer(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  stopping.add(child);
-  await new Promise<void>((r) => {
-    child.once('exit', () => r());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 5000).unref();
-  });
-}
-
-/** setUp prepares a system's namespace, objects and permissions; returns the namespace. */
-function setUp(system: string, n: number, peers: string): string {
-  const ns = `bench-peers-${system}-${n}-${Math.random().toString(36).slice(2, 7)}`;
-  kubectl(['create', 'namespace', ns]);
-  if (system === 'sts-phased') {
-    // Its own RBAC (config/rbac/role.yaml: ClusterRole manager-role), bound to its ServiceAccount.
-    kubectl(['apply', '-f', join(peers, 'sts-phased-rollout-operator', 'src', 'config', 'rbac', 'role.yaml')]);
-    kubectl(['apply', '-f', '-'], kubectl(['create', 'clusterrolebinding', 'bench-sts-phased', '--clusterrole=manager-role', '--serviceaccount=peers:sts-phased-rollout-operator', '--dry-run=client', '-o', 'yaml']));
-  }
-  if (system.startsWith('ro-')) {
-    // Its RBAC as operations/rollout-operator/rollout-operator.libsonnet declares it, in the namespace it runs for.
-    const role = {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'rollout-operator', namespace: ns },
-      rules: [
-        { apiGroups: [''], resources: ['pods'], verbs: ['list', 'get', 'watch', 'delete', 'patch'] },
-        { apiGroups: ['apps'], resources: ['statefulsets'], verbs: ['list', 'get', 'watch', 'patch'] },
-        { apiGroups: ['apps'], resources: ['statefulsets/status'], verbs: ['update'] },
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update', 'create'] },
-        { apiGroups: ['rollout-operator.grafana.com'], resources: ['replicatemplates/scale', 'replicatemplates/status'], verbs: ['get', 'patch'] },
-        { apiGroups: ['rollout-operator.grafana.com'], resources: ['zoneawarepoddisruptionbudgets'], verbs: ['get', 'list', 'watch'] },
-      ],
-    };
-    kubectl(['apply', '-f', '-'], JSON.stringify(role));
-    kubectl(['apply', '-f', '-'], kubectl(['create', 'rolebinding', 'rollout-operator', '-n', ns, '--role=rollout-operator', '--serviceaccount=peers:rollout-operator', '--dry-run=client', '-o', 'yaml']));
-  }
-  return ns;
-}
-
-/** phasedRollout is the sts-phased-rollout-operator's resource for the StatefulSet, with our gate's values. */
-function phasedRollout(ns: string, name: string): string {
-  return JSON.stringify({
-    apiVersion: 'sts.plus/v1alpha1',
-    kind: 'PhasedRollout',
-    metadata: { name, namespace: ns },
-    spec: { targetRef: name, check: { initialDelaySeconds: 0, periodSeconds: 1, successThreshold: 1, query: { expr: GATE, url: env.PROMETHEUS_URL } } },
-  });
 }
 
 /** auditOffset is the audit log's size now: what is written after it belongs to the next rollout. */
@@ -230,30 +115,14 @@ async function rollOnce(system: string, ns: string, name: string, n: number, ima
   return { seconds, requests, reactions: user ? reactionsOf(events, ns, user) : [], rssMb: pid === undefined ? 0 : peakRssMb(pid) };
 }
 
-/** controllerReady waits (bounded) for the harness controller's /readyz after its start. */
-async function controllerReady(): Promise<void> {
-  for (let i = 0; i < 150; i++) {
-    if (await fetch(`${env.CONTROLLER_METRICS_URL}/readyz`).then((r) => r.ok, () => false)) return;
-    await sleep(200);
-  }
-  throw new Error('the controller did not become ready');
-}
-
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : (s[Math.min(s.length - 1, Math.floor(s.length * p))] as number);
 }
 
 async function main(): Promise<void> {
-  mkdirSync(STATE, { recursive: true });
-  const peers = execFileSync('bash', [join(ROOT, 'hack', 'peers-build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop() ?? '';
-  kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'peers' } }));
-  for (const sa of ['sts-phased-rollout-operator', 'rollout-operator']) kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: 'peers' } }));
-  // Each peer's CRDs, from its own config.
-  kubectl(['apply', '-f', join(peers, 'sts-phased-rollout-operator', 'src', 'config', 'crd', 'bases')]);
-  kubectl(['apply', '-f', join(peers, 'rollout-operator', 'src', 'operations', 'rollout-operator', 'crds')]);
+  const { peers, commits } = preparePeers();
   await fetch(`${env.GATE_URL}/gates/bench-peers`, { method: 'PUT', body: '1' });
-  const commits = Object.fromEntries(['sts-phased-rollout-operator', 'rollout-operator'].map((p) => [p, readFileSync(join(peers, p, 'key'), 'utf8').trim()]));
   console.log(`bench:peers on the e2e kwok cluster (${SMOKE ? 'SMOKE: numbers mean nothing' : `${ROUNDS} round(s) per system and size, at most ${values['budget-minutes']} min each`}); peers: ${Object.values(commits).join(', ')}`);
 
   const rows: string[] = [];
@@ -261,14 +130,13 @@ async function main(): Promise<void> {
     const results = new Map<string, Rollout[]>();
     for (const system of SYSTEMS) {
       // One system at a time: our controller runs only for our own rounds.
-      execFileSync('bash', [join(ROOT, 'hack', 'e2e-proc.sh'), system === 'ours' ? 'start' : 'stop', 'controller'], { env: { ...process.env, PHASED_ROLLOUT_E2E_DIR: env.E2E_DIR }, stdio: 'ignore' });
-      if (system === 'ours') await controllerReady();
-      const ns = setUp(system, n, peers);
+      const ourPid = await ourController(system === 'ours' ? 'start' : 'stop');
+      const ns = setUp(system, `bench-peers-${system}-${n}`, peers);
       const name = 'app';
       kubectl(['apply', '-f', '-'], JSON.stringify(statefulSet(ns, name, n, 'registry.example/app:0', system)));
       if (system === 'sts-phased') kubectl(['apply', '-f', '-'], phasedRollout(ns, name));
       const child = await startPeer(system, ns, peers);
-      const pid = system === 'ours' ? Number(readFileSync(join(env.E2E_DIR ?? '', 'pids', 'controller.pid'), 'utf8').split(' ')[0]) : child?.pid;
+      const pid = system === 'ours' ? ourPid : child?.pid;
       try {
         await waitFor(() => rolled(ns, name, n), 10 * 60_000, `${system}: first revision ready`);
         const started = Date.now();
@@ -285,7 +153,7 @@ async function main(): Promise<void> {
         kubectl(['delete', 'namespace', ns, '--wait=false']);
       }
     }
-    execFileSync('bash', [join(ROOT, 'hack', 'e2e-proc.sh'), 'start', 'controller'], { env: { ...process.env, PHASED_ROLLOUT_E2E_DIR: env.E2E_DIR }, stdio: 'ignore' });
+    await ourController('start');
     const floor = median((results.get('floor') ?? []).map((r) => r.seconds));
     for (const [system, rs] of results) {
       const t = median(rs.map((r) => r.seconds));

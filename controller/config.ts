@@ -9,6 +9,7 @@ export const controllerSchema = {
   'allowed-prometheus-urls': { kind: 'list', doc: 'query only Prometheus URLs under these prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
   'prometheus-timeout': { kind: 'duration', default: '10s', doc: 'timeout of one gate query' },
   'allowed-gate-urls': { kind: 'list', doc: 'call HTTP gates (phased-rollout.io/http.<name>) only under these URL prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
+  'status-sync-wait': { kind: 'duration', default: '2s', doc: "before a step, wait up to this long after the last pod became available until the StatefulSet's status counts the ready and updated pods the controller sees, so the step does not race the StatefulSet controller's status write (0s: step at once)" },
   'http-gate-timeout': { kind: 'duration', default: '5s', doc: 'timeout of one HTTP gate request; no answer in time is an error, never a pass' },
   'notify-url': { kind: 'list', doc: 'POST a notification of every rollout start, step, pause, completion, failure and rollback to these URLs (repeat or comma-separate)' },
   'notify-format': { kind: 'string', default: 'json', doc: 'body of --notify-url messages: json, or slack (an incoming-webhook message)' },

@@ -132,6 +132,7 @@ async function main(): Promise<void> {
     defaultPrometheusUrl: c['prometheus-url']?.replace(/\/+$/, ''),
     allowedPrometheusUrls: c['allowed-prometheus-urls'],
     allowedGateUrls: c['allowed-gate-urls'],
+    statusSyncWaitMs: c['status-sync-wait'],
     httpGateTimeoutMs: c['http-gate-timeout'],
     prometheusTimeoutMs: c['prometheus-timeout'],
     resyncMs: c['resync-period'],

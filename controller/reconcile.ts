@@ -49,6 +49,8 @@ export interface ReconcileDeps {
   httpGateTimeoutMs?: number;
   /** The controller's --allowed-gate-urls. */
   allowedGateUrls?: readonly string[];
+  /** The controller's --status-sync-wait (ms). */
+  statusSyncWaitMs?: number;
   /** Hands notifications to the background sender (never blocks); `secret` is phased-rollout.io/notify. */
   notify?: (target: EventTarget, secret: string | undefined, notifications: Notification[]) => void;
 }
@@ -215,7 +217,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

@@ -14,6 +14,9 @@ describe('parseCommand', () => {
     [['retry', 'db', '--kubeconfig', '/k'], { verb: 'retry', name: 'db', kubeconfig: '/k' }],
     [['promote', 'db'], { verb: 'promote', name: 'db' }],
     [['abort', 'db', '-n', 'prod'], { verb: 'abort', name: 'db', namespace: 'prod' }],
+    [['wait', 'db', '-n', 'prod'], { verb: 'wait', name: 'db', namespace: 'prod', output: 'table', timeoutMs: 1_800_000, failOnPause: false }],
+    [['wait', 'db', '--timeout', '20m', '--fail-on-pause', '-o', 'json'], { verb: 'wait', name: 'db', output: 'json', timeoutMs: 1_200_000, failOnPause: true }],
+    [['wait', 'db', '--timeout=90s'], { verb: 'wait', name: 'db', output: 'table', timeoutMs: 90_000, failOnPause: false }],
   ])('%j', (argv, want) => expect(parseCommand(argv as string[])).toEqual(want));
 
   it.each([
@@ -23,7 +26,12 @@ describe('parseCommand', () => {
     [['status', '-n'], '-n needs a value'],
     [['pause', 'a', 'b'], 'unexpected argument b'],
     [['status', '-o', 'yaml'], 'output format "yaml" is not table or json'],
-    [['pause', 'db', '-w'], '-w and -o go with status only'],
+    [['pause', 'db', '-w'], '-w and -o go with status and wait only'],
+    [['wait'], 'wait needs a StatefulSet name'],
+    [['wait', 'db', '--timeout', 'soon'], '--timeout "soon" is not a positive duration'],
+    [['wait', 'db', '-w'], '-w and -A go with status only'],
+    [['status', '--fail-on-pause'], '--timeout and --fail-on-pause go with wait only'],
+    [['pause', 'db', '--timeout', '1m'], '--timeout and --fail-on-pause go with wait only'],
   ])('%j is refused', (argv, msg) => expect(() => parseCommand(argv as string[])).toThrow(msg));
 });
 

@@ -1,6 +1,7 @@
 // The kubectl plugin's pure parts: argument parsing, the status table, and the patches each verb sends.
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
+import { parseDuration } from '../src/runtime/config.js';
 
 /** USAGE is the plugin's help text. */
 export const USAGE = `Usage: kubectl phased-rollout COMMAND [NAME] [-n NAMESPACE | -A]
@@ -14,12 +15,17 @@ Commands:
   retry NAME      restart a Failed rollout's gate from zero (clears ${KEYS.status})
   promote NAME    continue a rollout waiting at a "pause" of ${KEYS.steps} (sets ${KEYS.promote})
   abort NAME      roll the current rollout back to the known-good revision (sets ${KEYS.abort}; ends a pause)
+  wait NAME       block until the rollout of the StatefulSet's current revision ends (for pipelines);
+                  one line per phase or partition change. Exit 0 Completed, 1 Failed or RolledBack,
+                  2 timed out, 3 Invalid / not opted in / not found, 4 Paused (with --fail-on-pause)
 
 Flags:
   -n, --namespace NS   namespace (default: the kubeconfig context's, else "default")
   -A, --all-namespaces status across all namespaces
   -o, --output FORMAT  table (default) or json
   -w, --watch          keep watching (status only)
+      --timeout D      wait: give up after this long, exit 2 (default 30m; e.g. 90s, 20m, 1h)
+      --fail-on-pause  wait: exit 4 when the rollout is Paused (a pause step or phased-rollout.io/paused)
       --kubeconfig F   kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
 `;
 
@@ -27,7 +33,8 @@ Flags:
 export type Command =
   | { verb: 'help' }
   | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string; output: 'table' | 'json'; watch: boolean }
-  | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string };
+  | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string }
+  | { verb: 'wait'; name: string; namespace?: string; kubeconfig?: string; output: 'table' | 'json'; timeoutMs: number; failOnPause: boolean };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -37,6 +44,8 @@ export function parseCommand(argv: readonly string[]): Command {
   let all = false;
   let output: 'table' | 'json' = 'table';
   let watch = false;
+  let timeoutMs: number | undefined;
+  let failOnPause = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const value = () => {
@@ -49,6 +58,13 @@ export function parseCommand(argv: readonly string[]): Command {
     else if (a.startsWith('--kubeconfig')) kubeconfig = value();
     else if (a === '-A' || a === '--all-namespaces') all = true;
     else if (a === '-w' || a === '--watch') watch = true;
+    else if (a === '--fail-on-pause') failOnPause = true;
+    else if (a.startsWith('--timeout')) {
+      const v = value();
+      const ms = parseDuration(v);
+      if (ms === undefined || ms <= 0) throw new Error(`--timeout ${JSON.stringify(v)} is not a positive duration (e.g. 90s, 20m, 1h)`);
+      timeoutMs = ms;
+    }
     else if (a === '-o' || a.startsWith('--output') || a.startsWith('-o=')) {
       const v = value();
       if (v !== 'table' && v !== 'json') throw new Error(`output format ${JSON.stringify(v)} is not table or json`);
@@ -61,8 +77,17 @@ export function parseCommand(argv: readonly string[]): Command {
   if (extra !== undefined) throw new Error(`unexpected argument ${extra}`);
   const opts = { ...(namespace ? { namespace } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   if (verb === undefined) return { verb: 'help' };
-  if (verb === 'status') return { verb, all, output, watch, ...(name ? { name } : {}), ...opts };
-  if (watch || output !== 'table') throw new Error(`-w and -o go with status only`);
+  if (verb === 'status') {
+    if (timeoutMs !== undefined || failOnPause) throw new Error('--timeout and --fail-on-pause go with wait only');
+    return { verb, all, output, watch, ...(name ? { name } : {}), ...opts };
+  }
+  if (verb === 'wait') {
+    if (!name) throw new Error('wait needs a StatefulSet name');
+    if (watch || all) throw new Error('-w and -A go with status only');
+    return { verb, name, output, timeoutMs: timeoutMs ?? 30 * 60_000, failOnPause, ...opts };
+  }
+  if (timeoutMs !== undefined || failOnPause) throw new Error('--timeout and --fail-on-pause go with wait only');
+  if (watch || output !== 'table') throw new Error(`-w and -o go with status and wait only`);
   if (verb === 'pause' || verb === 'resume' || verb === 'retry' || verb === 'promote' || verb === 'abort') {
     if (!name) throw new Error(`${verb} needs a StatefulSet name`);
     return { verb, name, ...opts };

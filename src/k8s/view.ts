@@ -29,6 +29,8 @@ export function statefulSetView(s: V1StatefulSet): StatefulSetView {
   if (mu !== undefined && mu !== null) view.maxUnavailable = scaled(mu, view.replicas);
   if (s.status?.updateRevision) view.updateRevision = s.status.updateRevision;
   if (s.status?.currentRevision) view.currentRevision = s.status.currentRevision;
+  if (typeof s.status?.readyReplicas === 'number') view.readyReplicas = s.status.readyReplicas;
+  if (typeof s.status?.updatedReplicas === 'number') view.updatedReplicas = s.status.updatedReplicas;
   return view;
 }
 

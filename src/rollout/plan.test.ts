@@ -136,6 +136,36 @@ describe('plan: forward rollout', () => {
     expect(two.r.memory).toMatchObject({ step: expect.stringMatching(/^new@2#/), streak: 0 });
   });
 
+  describe('--status-sync-wait', () => {
+    // db-2 became ready 500 ms ago on the new revision; partition 2: the next step is 2 -> 1.
+    const rolled = () => pods(['old', 'old', 'new'], { readySinceMs: T0 - 500 });
+    const at = (o: Partial<StatefulSetView>, waitMs: number) => ({ ...input(sts({ partition: 2, ...o }), rolled()), statusSyncWaitMs: waitMs });
+    it.each([
+      ['status behind (the last Ready not counted yet): holds, gate streak kept, looks again at the bound', { readyReplicas: 2, updatedReplicas: 1 }, 2000, [], 1500],
+      ['status caught up: steps', { readyReplicas: 3, updatedReplicas: 1 }, 2000, [1], undefined],
+      ['updated pods not counted yet: holds', { readyReplicas: 3, updatedReplicas: 0 }, 2000, [], 1500],
+      ['no status counts at all: steps (nothing to wait for)', {}, 2000, [1], undefined],
+      ['off (0s): steps at once', { readyReplicas: 2, updatedReplicas: 1 }, 0, [1], undefined],
+    ] as [string, Partial<StatefulSetView>, number, number[], number | undefined][])('%s', (_what, status, waitMs, moves, requeue) => {
+      const { r } = runChecks(at(status, waitMs), ['pass', 'pass']);
+      expect(partitionMoves(r)).toEqual(moves);
+      if (requeue !== undefined) {
+        expect(r.phase).toBe('Checking');
+        expect(r.memory?.streak).toBe(2);
+        expect(r.requeueAfterMs).toBeLessThanOrEqual(requeue);
+        expect(statusOf(r)?.message ?? '').not.toContain('lowered');
+      }
+    });
+
+    it('steps once the wait is over even when the status never catches up (bounded)', () => {
+      const i = at({ readyReplicas: 2, updatedReplicas: 1 }, 2000);
+      const held = runChecks(i, ['pass', 'pass']);
+      expect(partitionMoves(held.r)).toEqual([]);
+      const later = plan({ ...i, nowMs: held.now + (held.r.requeueAfterMs ?? 0), memory: held.r.memory });
+      expect(partitionMoves(later)).toEqual([1]);
+    });
+  });
+
   it('never lowers without a full passing streak: a fail or an error in between resets it', () => {
     const i = input(sts(), pods(['old', 'old', 'old']));
     expect(partitionMoves(runChecks(i, ['pass', 'fail', 'pass']).r)).toEqual([]);

@@ -342,6 +342,15 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
       return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
     }
+    // The StatefulSet controller answers the last pod's Ready with a sync that ends in a status write.
+    // A partition patch landing during that sync makes the write fail (409) and the sync be redone
+    // before the one that sees the new partition; waiting for the status to count what the cache
+    // shows avoids that retry (docs/benchmarks.md, section 1). Bounded: a status that never matches
+    // (pods the StatefulSet controller counts differently) costs at most the wait, never the step.
+    const syncWait = c.input.statusSyncWaitMs ?? 0;
+    if (syncWait > 0 && nowMs < lastAvailable + syncWait && statusBehind(sts, byIndex, c.revision)) {
+      return finish(c, 'Checking', `gate ${m.streak}/${cfg.successThreshold} at partition ${p}; waiting for the StatefulSet controller's status to catch up`, { memory: m, requeueAfterMs: lastAvailable + syncWait - nowMs });
+    }
     const { next, stage, stages } = target;
     const first = to + sts.ordinalsStart;
     const last = next + sts.ordinalsStart;
@@ -366,4 +375,16 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
   if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
   return finish(c, 'Checking', progress, { memory: m, check: rendered, requeueAfterMs: cfg.periodSeconds * 1000 });
+}
+
+/** statusBehind: the StatefulSet's status does not yet count the ready and updated pods the cache shows. */
+function statusBehind(sts: PlanInput['sts'], byIndex: Map<number, PodView>, revision: string): boolean {
+  if (sts.readyReplicas === undefined && sts.updatedReplicas === undefined) return false;
+  let ready = 0;
+  let updated = 0;
+  for (const p of byIndex.values()) {
+    if (p.ready) ready++;
+    if (p.revision === revision) updated++;
+  }
+  return (sts.readyReplicas ?? 0) !== ready || (sts.updatedReplicas ?? 0) !== updated;
 }

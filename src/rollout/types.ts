@@ -66,6 +66,9 @@ export interface StatefulSetView {
   maxUnavailable?: number;
   updateRevision?: string;
   currentRevision?: string;
+  /** status.readyReplicas and status.updatedReplicas as the StatefulSet controller last wrote them. */
+  readyReplicas?: number;
+  updatedReplicas?: number;
   annotations: Record<string, string>;
 }
 
@@ -162,6 +165,11 @@ export interface PlanInput {
   group?: GroupMember[];
   /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */
   budgets?: BudgetView[];
+  /**
+   * The controller's --status-sync-wait (ms): a step waits up to this long after the last pod became
+   * available for the StatefulSet's status to count the ready and updated pods the cache shows.
+   */
+  statusSyncWaitMs?: number;
 }
 
 /** PlanResult is what to do now and when to look again. */

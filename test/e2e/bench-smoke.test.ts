@@ -1,6 +1,8 @@
 // The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
-// bench:rollout, bench:many and bench:peers (which builds the peer systems from ../shared/peers the
-// first time) against the harness. Numbers from here mean nothing.
+// bench:rollout, bench:many, bench:peers (which builds the peer systems from ../shared/peers the
+// first time), bench:matrix and bench:soak against the harness. Numbers from here mean nothing; what
+// the smoke runs do assert is what must hold at any size: the safety checker finds no violation in the
+// soak and the controller logs no uncaught error.
 import { resolve } from 'node:path';
 import { jest } from '@jest/globals';
 import { ROOT } from '../support/process.js';
@@ -23,7 +25,7 @@ describe('benchmark smoke runs', () => {
 
   it('bench:rollout compares a gated rollout with the StatefulSet controller alone', async () => {
     const out = await bench('rollout-overhead.js', ['--replicas', '3', '--rounds', '1']);
-    expect(out).toMatch(/ratio gated\/plain: [\d.]+; added per pod: -?\d+ ms/);
+    expect(out).toMatch(/ratio gated\/plain: [\d.]+ \(all Ready\), [\d.]+ \(Completed\); added per pod: -?\d+ ms/);
   });
 
   it('bench:many reports idle requests, reaction percentiles and the cold start', async () => {
@@ -38,5 +40,24 @@ describe('benchmark smoke runs', () => {
     for (const system of ['floor', 'ours', 'sts-phased', 'ro-5s', 'ro-1s']) expect(out).toMatch(new RegExp(`^\\| 2 \\| ${system} \\| 1 \\| [\\d.]+ s \\|`, 'm'));
     expect(out).toMatch(/^\| 2 \| ours \| 1 \| [\d.]+ s \| -?\d+ ms \| [\d.]+ \| \d+ MB \| \d+ \/ \d+ ms \|$/m);
     expect(out).toContain('reproduce: npm run e2e:up && npm run bench:peers');
+  });
+
+  it('bench:matrix runs its scenarios against every system and prints the matrix', async () => {
+    const out = await bench('matrix.js', ['--smoke']);
+    expect(out).toMatch(/^\| # \| scenario \| ours \| sts-phased \| rollout-operator \|$/m);
+    // Ours holds a new template with a failing gate; the row has a result for each system.
+    expect(out).toMatch(/^\| 1a \| [^|]+ \| 0\/6 replaced \| \d\/6 replaced[^|]* \| \d\/6 replaced[^|]* \|$/m);
+    expect(out).toMatch(/^\| 7b \| [^|]+ \| 0\/6 replaced; [^|]+ \| \d\/6 replaced; [^|]+ \| n\/a \(no Prometheus gate\) \|$/m);
+    expect(out).not.toContain('error:');
+  });
+
+  it('bench:soak rolls 20 StatefulSets through a Prometheus and an API server restart with no violation', async () => {
+    const out = await bench('soak.js', ['--smoke']);
+    expect(out).toMatch(/^rollouts ended: [1-9]\d* \(/m);
+    expect(out).toMatch(/^RSS MB first\/last\/max [\d.]+\/[\d.]+\/[\d.]+, slope -?[\d.]+ MB per 10 min$/m);
+    expect(out).toMatch(/^event-loop delay p99 per 10 s: median [\d.]+ ms, max [\d.]+ ms$/m);
+    expect(out).toMatch(/^safety checker: [1-9]\d* gated steps, \d+ reverts, 0 violations$/m);
+    expect(out).toMatch(/^controller log: 0 uncaught errors/m);
+    expect(out).toMatch(/^plot: \S+\.svg/m);
   });
 });

@@ -53,6 +53,14 @@ describe('checkSafety', () => {
     expect(r.violations[0]?.request).toContain('auditID');
   });
 
+  it('allows the same partition lowered again when the revision comes back in a later rollout (A -> B -> A -> B)', () => {
+    const toB = (t: number) => [lower(t, 3, 2), podCreate(t + 1, 2, 'r2'), podReady(t + 2, 2)];
+    const events = [...base(), ...toB(20), status(25, 'r1', 'r1'), status(26, 'r2', 'r1'), ...toB(40)];
+    const r = checkSafety(events, [gate(10, '1')], opts);
+    expect(r.violations).toEqual([]);
+    expect(r.gatedSteps).toBe(2);
+  });
+
   describe('zone safety in a rollout group', () => {
     const G = { ...ANN, 'phased-rollout.io/group': 'zones' };
     const named = (name: string) => ({

@@ -11,7 +11,8 @@
 //    that pod, test/support/step-floor.ts), at least initial-delay + (k-1) periods had
 //    passed since the last pod became available, and the gate series was passing throughout the last
 //    (k-1) periods before the step (k = success-threshold), allowing `lagMs` for Prometheus to see a
-//    change. A partition value is lowered at most once (no double step).
+//    change. A partition value is lowered at most once per rollout (no double step); a rollout is
+//    one update revision's run, so a revision that comes back later (A -> B -> A -> B) is a new one.
 //  - and, for a member of a rollout group (phased-rollout.io/group), zone safety: at a forward step no
 //    pod of another member of the group was down (missing, not ready, deleted) throughout the last
 //    `watchLagMs` before it, and no other member had a step in flight (its partition below its
@@ -183,6 +184,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const sets = new Map<string, StsState>();
   const pods = new Map<string, PodState>();
   const lowered = new Set<string>();
+  const rollouts = new Map<string, number>();
   const ups = new Map<string, Up[]>();
   const upAt = (pod: string, atMs: number, up: boolean) => ups.set(pod, [...(ups.get(pod) ?? []), { atMs, up }]);
   const report: SafetyReport = { lowerings: 0, gatedSteps: 0, revertsOrBypasses: 0, violations: [] };
@@ -194,6 +196,9 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     const body = e.requestObject as Obj | undefined;
     if (!ok(e) || !body) continue;
     if (r.resource === 'statefulsets' && r.subresource === 'status' && body.status) {
+      // A new update revision starts a new rollout, also when it is one seen before (A -> B -> A -> B):
+      // the same partition may then be lowered again, once per rollout.
+      if (sets.get(key)?.updateRevision !== body.status.updateRevision) rollouts.set(key, (rollouts.get(key) ?? 0) + 1);
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
       sets.set(key, {
         namespace: r.namespace ?? '',
@@ -240,7 +245,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       continue;
     }
     const s = sets.get(key);
-    const stepKey = `${key}@${s?.updateRevision}@${from}`;
+    const stepKey = `${key}@${s?.updateRevision}#${rollouts.get(key) ?? 0}@${from}`;
     if (lowered.has(stepKey)) fail(`partition ${from} lowered twice for revision ${s?.updateRevision}`);
     lowered.add(stepKey);
     if (!s) {

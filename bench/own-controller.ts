@@ -1,0 +1,58 @@
+// The controller as a child of a benchmark, in place of the harness's own (which is put back after):
+// the harness's command line (.e2e/cmd/controller) at a chosen log level and with extra flags, so a
+// benchmark measures the process at the level the chart ships (info) and can compare flag settings in
+// one run. Stopped by its own handle, never by name.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ROOT, sleep } from './e2e-env.js';
+
+/** harnessController starts or stops the harness's controller by the pid it recorded (hack/e2e-proc.sh). */
+export function harnessController(env: Record<string, string>, action: 'start' | 'stop'): void {
+  execFileSync(resolve(ROOT, 'hack', 'e2e-proc.sh'), [action, 'controller'], { env: { ...process.env, PHASED_ROLLOUT_E2E_DIR: env.E2E_DIR }, stdio: 'ignore', timeout: 30_000 });
+}
+
+/** OwnController is one run of the controller started by a benchmark. */
+export class OwnController {
+  private stopping = false;
+  /** set when the process exited without being asked to */
+  exited: string | undefined;
+
+  private constructor(readonly child: ChildProcess) {
+    child.on('exit', (code, signal) => {
+      if (!this.stopping) this.exited = `controller exited by itself (code ${code}, signal ${signal})`;
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  /**
+   * start stops the harness's controller (or a previous own one, by the caller) and runs the same
+   * command line at `logLevel` with `extra` flags, its output in `log`; resolves once /readyz answers.
+   */
+  static async start(env: Record<string, string>, o: { logLevel: string; extra?: string[]; log: string }): Promise<OwnController> {
+    harnessController(env, 'stop');
+    const cmd = readFileSync(resolve(env.E2E_DIR ?? '', 'cmd', 'controller'), 'utf8').trim().replace(/--log-level \S+/, `--log-level ${o.logLevel}`);
+    const fd = openSync(o.log, 'a');
+    // exec: the child's pid is the controller's own, for /proc.
+    const own = new OwnController(spawn('bash', ['-c', `exec ${cmd} ${(o.extra ?? []).join(' ')}`], { stdio: ['ignore', fd, fd] }));
+    for (let i = 0; i < 300; i++) {
+      if (own.exited) throw new Error(`${own.exited}; see ${o.log}`);
+      if (await fetch(`${env.CONTROLLER_METRICS_URL}/readyz`).then((r) => r.ok, () => false)) return own;
+      await sleep(100);
+    }
+    throw new Error(`the controller did not become ready in 30 s; see ${o.log}`);
+  }
+
+  /** stop ends this process (SIGTERM, SIGKILL after 15 s). */
+  async stop(): Promise<void> {
+    if (this.exited || this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.stopping = true;
+    const gone = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await Promise.race([gone, sleep(15_000)]);
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+}

@@ -141,12 +141,12 @@ export function setUp(system: string, prefix: string, peers: string): string {
 }
 
 /** phasedRollout is the sts-phased-rollout-operator's resource for the StatefulSet, with our gate's values. */
-export function phasedRollout(ns: string, name: string, gate = GATE): string {
+export function phasedRollout(ns: string, name: string, gate = GATE, successThreshold = 1): string {
   return JSON.stringify({
     apiVersion: 'sts.plus/v1alpha1',
     kind: 'PhasedRollout',
     metadata: { name, namespace: ns },
-    spec: { targetRef: name, check: { initialDelaySeconds: 0, periodSeconds: 1, successThreshold: 1, query: { expr: gate, url: env.PROMETHEUS_URL } } },
+    spec: { targetRef: name, check: { initialDelaySeconds: 0, periodSeconds: 1, successThreshold, query: { expr: gate, url: env.PROMETHEUS_URL } } },
   });
 }
 

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { e2eEnv, kubectl as kubectlIn, median, sleep, waitFor } from './e2e-env.js';
 import { harnessController, OwnController } from './own-controller.js';
 
-const { values } = parseArgs({ options: { replicas: { type: 'string', default: '50' }, rounds: { type: 'string', default: '2' }, variants: { type: 'string', default: '2s' }, 'log-level': { type: 'string', default: 'info' } } });
+const { values } = parseArgs({ options: { replicas: { type: 'string', default: '50' }, rounds: { type: 'string', default: '2' }, variants: { type: 'string', default: '0s' }, 'log-level': { type: 'string', default: 'info' } } });
 const N = Number(values.replicas);
 const ROUNDS = Number(values.rounds);
 const VARIANTS = values.variants.split(',');

@@ -7,6 +7,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 npm run -s build
 E2E_REBUILD= bash hack/e2e-up.sh
+# The dashboard's browser test needs Debian's Chromium (installed once).
+PHASED_ROLLOUT_CHROMIUM=$(bash hack/browser.sh | tail -n 1)
+export PHASED_ROLLOUT_CHROMIUM
 state=${PHASED_ROLLOUT_E2E_DIR:-$root/.e2e}
 rm -f "$state/chaos-report.jsonl"
 rc=0

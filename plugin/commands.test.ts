@@ -17,6 +17,9 @@ describe('parseCommand', () => {
     [['wait', 'db', '-n', 'prod'], { verb: 'wait', name: 'db', namespace: 'prod', output: 'table', timeoutMs: 1_800_000, failOnPause: false }],
     [['wait', 'db', '--timeout', '20m', '--fail-on-pause', '-o', 'json'], { verb: 'wait', name: 'db', output: 'json', timeoutMs: 1_200_000, failOnPause: true }],
     [['wait', 'db', '--timeout=90s'], { verb: 'wait', name: 'db', output: 'table', timeoutMs: 90_000, failOnPause: false }],
+    [['dashboard'], { verb: 'dashboard', all: false, port: 0 }],
+    [['dashboard', '-A', '--port', '8080'], { verb: 'dashboard', all: true, port: 8080 }],
+    [['dashboard', '-n', 'prod', '--port=0'], { verb: 'dashboard', all: false, port: 0, namespace: 'prod' }],
   ])('%j', (argv, want) => expect(parseCommand(argv as string[])).toEqual(want));
 
   it.each([
@@ -28,6 +31,10 @@ describe('parseCommand', () => {
     [['status', '-o', 'yaml'], 'output format "yaml" is not table or json'],
     [['pause', 'db', '-w'], '-w and -o go with status and wait only'],
     [['wait'], 'wait needs a StatefulSet name'],
+    [['dashboard', 'pg'], 'unexpected argument pg'],
+    [['dashboard', '--port', '99999'], '--port "99999" is not a port'],
+    [['dashboard', '-w'], 'dashboard takes -n, -A, --port and --kubeconfig only'],
+    [['status', '--port', '1'], '--port goes with dashboard only'],
     [['wait', 'db', '--timeout', 'soon'], '--timeout "soon" is not a positive duration'],
     [['wait', 'db', '-w'], '-w and -A go with status only'],
     [['status', '--fail-on-pause'], '--timeout and --fail-on-pause go with wait only'],

@@ -18,6 +18,8 @@ Commands:
   wait NAME       block until the rollout of the StatefulSet's current revision ends (for pipelines);
                   one line per phase or partition change. Exit 0 Completed, 1 Failed or RolledBack,
                   2 timed out, 3 Invalid / not opted in / not found, 4 Paused (with --fail-on-pause)
+  dashboard       a live page of the namespace's (or -A: all) opted-in StatefulSets on 127.0.0.1, with
+                  buttons for promote, pause, resume, retry and abort; prints the URL (with its token)
 
 Flags:
   -n, --namespace NS   namespace (default: the kubeconfig context's, else "default")
@@ -26,6 +28,7 @@ Flags:
   -w, --watch          keep watching (status only)
       --timeout D      wait: give up after this long, exit 2 (default 30m; e.g. 90s, 20m, 1h)
       --fail-on-pause  wait: exit 4 when the rollout is Paused (a pause step or phased-rollout.io/paused)
+      --port P         dashboard: the port on 127.0.0.1 (default 0: a free one)
       --kubeconfig F   kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
 `;
 
@@ -34,7 +37,8 @@ export type Command =
   | { verb: 'help' }
   | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string; output: 'table' | 'json'; watch: boolean }
   | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string }
-  | { verb: 'wait'; name: string; namespace?: string; kubeconfig?: string; output: 'table' | 'json'; timeoutMs: number; failOnPause: boolean };
+  | { verb: 'wait'; name: string; namespace?: string; kubeconfig?: string; output: 'table' | 'json'; timeoutMs: number; failOnPause: boolean }
+  | { verb: 'dashboard'; namespace?: string; kubeconfig?: string; all: boolean; port: number };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -46,6 +50,7 @@ export function parseCommand(argv: readonly string[]): Command {
   let watch = false;
   let timeoutMs: number | undefined;
   let failOnPause = false;
+  let port: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const value = () => {
@@ -59,6 +64,11 @@ export function parseCommand(argv: readonly string[]): Command {
     else if (a === '-A' || a === '--all-namespaces') all = true;
     else if (a === '-w' || a === '--watch') watch = true;
     else if (a === '--fail-on-pause') failOnPause = true;
+    else if (a.startsWith('--port')) {
+      const v = value();
+      if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error(`--port ${JSON.stringify(v)} is not a port (0-65535)`);
+      port = Number(v);
+    }
     else if (a.startsWith('--timeout')) {
       const v = value();
       const ms = parseDuration(v);
@@ -77,6 +87,12 @@ export function parseCommand(argv: readonly string[]): Command {
   if (extra !== undefined) throw new Error(`unexpected argument ${extra}`);
   const opts = { ...(namespace ? { namespace } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   if (verb === undefined) return { verb: 'help' };
+  if (verb !== 'dashboard' && port !== undefined) throw new Error('--port goes with dashboard only');
+  if (verb === 'dashboard') {
+    if (name !== undefined) throw new Error(`unexpected argument ${name}`);
+    if (watch || output !== 'table' || timeoutMs !== undefined || failOnPause) throw new Error('dashboard takes -n, -A, --port and --kubeconfig only');
+    return { verb, all, port: port ?? 0, ...opts };
+  }
   if (verb === 'status') {
     if (timeoutMs !== undefined || failOnPause) throw new Error('--timeout and --fail-on-pause go with wait only');
     return { verb, all, output, watch, ...(name ? { name } : {}), ...opts };

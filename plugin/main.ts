@@ -1,9 +1,14 @@
 #!/usr/bin/env node
 // kubectl-phased_rollout: `kubectl phased-rollout status|pause|resume|retry|promote|abort|wait`. Thin
 // shell over commands.ts and wait.ts.
-import { AppsV1Api, KubeConfig, makeInformer, PatchStrategy, setHeaderOptions, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, KubeConfig, makeInformer, type V1StatefulSet } from '@kubernetes/client-node';
 import { apiErrorMessage } from '../src/k8s/errors.js';
-import { annotationPatch, parseCommand, reportOf, rolloutPatch, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { runAction } from './actions.js';
+import { dashboardApp } from './dashboard/server.js';
+import { watchCluster } from './dashboard/watch.js';
+import { parseCommand, reportOf, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
 import { fromStatefulSet, judge, type Judgement } from './wait.js';
 
 /** rowOf reads what the status output needs of a StatefulSet. */
@@ -133,6 +138,38 @@ async function waitRollout(kc: KubeConfig, apps: AppsV1Api, namespace: string, c
   });
 }
 
+/**
+ * dashboard serves the live page on 127.0.0.1 until SIGINT/SIGTERM. The token is random per run and
+ * only printed; the page's files come from the package (plugin/dashboard/static), nothing from a CDN.
+ */
+async function dashboard(kc: KubeConfig, apps: AppsV1Api, namespace: string | undefined, port: number): Promise<number> {
+  const token = randomBytes(32).toString('base64url');
+  const source = await watchCluster(kc, namespace, (line) => process.stderr.write(`${line}\n`));
+  const app = dashboardApp({
+    source,
+    token,
+    scope: namespace ? `namespace ${namespace}` : 'all namespaces',
+    staticDir: resolve(import.meta.dirname, '..', '..', 'plugin', 'dashboard', 'static'),
+    act: (ns, name, verb) => runAction(apps, ns, name, verb),
+  });
+  const server = app.listen(port, '127.0.0.1');
+  await new Promise<void>((ok, fail) => {
+    server.once('listening', ok);
+    server.once('error', fail);
+  });
+  const { port: bound } = server.address() as { port: number };
+  process.stdout.write(`phased-rollout dashboard for ${namespace ? `namespace ${namespace}` : 'all namespaces'}: http://127.0.0.1:${bound}/?token=${token}\n(open it in a browser on this machine; Ctrl-C to stop)\n`);
+  return new Promise((done) => {
+    const stop = () => {
+      server.closeAllConnections();
+      server.close();
+      void source.stop().then(() => done(0));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
 async function main(): Promise<number> {
   let cmd;
   try {
@@ -163,14 +200,8 @@ async function main(): Promise<number> {
       return 0;
     }
     if (cmd.verb === 'wait') return await waitRollout(kc, apps, namespace, cmd);
-    let body: Record<string, unknown>;
-    if (cmd.verb === 'promote' || cmd.verb === 'abort') {
-      const s = await apps.readNamespacedStatefulSet({ name: cmd.name, namespace });
-      body = rolloutPatch(cmd.verb, { name: cmd.name, annotations: s.metadata?.annotations ?? {}, updateRevision: s.status?.updateRevision, currentRevision: s.status?.currentRevision });
-    } else body = annotationPatch(cmd.verb);
-    await apps.patchNamespacedStatefulSet({ name: cmd.name, namespace, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-    const done = { pause: 'paused', resume: 'resumed', retry: 'gate restarted', promote: 'promoted', abort: 'rollback requested' }[cmd.verb];
-    process.stdout.write(`statefulset.apps/${cmd.name} ${done}\n`);
+    if (cmd.verb === 'dashboard') return await dashboard(kc, apps, cmd.all ? undefined : namespace, cmd.port);
+    process.stdout.write(`${await runAction(apps, namespace, cmd.name, cmd.verb)}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`error: ${apiErrorMessage(err)}\n`);

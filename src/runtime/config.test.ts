@@ -71,6 +71,14 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes 0 for a duration only where the setting allows it', () => {
+    const withZero = { ...schema, wait: { kind: 'duration', zero: true, default: '2s', doc: 'w' } } as const satisfies Schema;
+    const r = loadConfig(withZero, ['--tls-cert-file', 'c', '--wait', '0s'], {});
+    expect(!r.help && r.values.wait).toBe(0);
+    expect(problems(['--tls-cert-file', 'c', '--timeout', '0s'])).toEqual(['--timeout: "0s" must be a positive duration such as 500ms, 10s or 2m']);
+    expect(() => loadConfig(withZero, ['--tls-cert-file', 'c', '--wait', 'x'], {})).toThrow(ConfigError);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(values(['--tls-cert-file', 'x']))).toBe(true);
   });

@@ -12,6 +12,8 @@ export interface Setting {
   /** Default as text (parsed like user input); absent means no default. */
   default?: string;
   required?: boolean;
+  /** A duration that may be 0 (its doc says what 0 means). */
+  zero?: boolean;
 }
 
 /** Schema maps flag names (kebab-case, without `--`) to their settings. */
@@ -55,7 +57,7 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(m[1]) * unit);
 }
 
-function convert(kind: SettingKind, raw: string[]): { value: unknown } | { error: string } {
+function convert(kind: SettingKind, raw: string[], zero = false): { value: unknown } | { error: string } {
   const last = raw[raw.length - 1] ?? '';
   switch (kind) {
     case 'string':
@@ -70,7 +72,8 @@ function convert(kind: SettingKind, raw: string[]): { value: unknown } | { error
     }
     case 'duration': {
       const ms = parseDuration(last);
-      return ms !== undefined && ms > 0 ? { value: ms } : { error: 'must be a positive duration such as 500ms, 10s or 2m' };
+      if (zero && ms === 0) return { value: 0 };
+      return ms !== undefined && ms > 0 ? { value: ms } : { error: `must be a positive duration such as 500ms, 10s or 2m${zero ? ', or 0s' : ''}` };
     }
     case 'bool':
       if (last === '' || last === 'true') return { value: true };
@@ -125,7 +128,7 @@ export function loadConfig<S extends Schema>(schema: S, argv: readonly string[],
       else if (setting.kind === 'bool') values[flag] = false;
       continue;
     }
-    const r = convert(setting.kind, raw);
+    const r = convert(setting.kind, raw, setting.zero === true);
     if ('error' in r) problems.push(`--${flag}: ${JSON.stringify(raw[raw.length - 1])} ${r.error}`);
     else values[flag] = r.value;
   }

@@ -25,7 +25,7 @@ describe('buildModel', () => {
       [pod('db', 2, 'new', false), pod('db', 0, 'old'), pod('db', 1, 'odd'), pod('dbx', 0, 'new'), pod('db', 0, 'old', true, 'other-ns')],
       [event('db', 'RolloutStarted', '2026-11-24T10:00:00Z'), event('db', 'CheckFailed', '2026-11-24T10:00:05Z', 'query up returned no samples'), event('db', 'PartitionLowered', '2026-11-24T10:00:09Z'), event('other', 'CheckFailed', '2026-11-24T10:00:09Z')],
     );
-    expect(card).toMatchObject({ namespace: 'prod', name: 'db', phase: 'Checking', partition: 2, replicas: 3, updated: 1, streak: 1, successThreshold: 3, gate: 'passing', steps: '1,pause,100%', paused: false, gates: ['query'] });
+    expect(card).toMatchObject({ namespace: 'prod', name: 'db', phase: 'Checking', partition: 2, replicas: 3, updated: 1, streak: 1, successThreshold: 3, gate: 'passing', steps: '1,pause,100%', stage: { released: 1, of: 2 }, paused: false, gates: ['query'] });
     expect(card!.pods.map((p) => [p.name, p.on, p.ready])).toEqual([
       ['db-0', 'current', true],
       ['db-1', 'other', true],

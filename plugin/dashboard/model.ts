@@ -6,6 +6,7 @@
 // carry a token) go to the page.
 import { KEYS, parseAnnotations } from '../../src/annotations.js';
 import { readStatus } from '../../src/rollout/status.js';
+import { stageCounts } from '../../src/rollout/steps.js';
 
 /** The parts of Kubernetes objects the model reads (client-node's types fit). */
 export interface StsObj {
@@ -59,6 +60,8 @@ export interface Card {
   successThreshold?: number;
   gate?: string;
   steps?: string;
+  /** with steps: how many stages the partition has released so far, of how many */
+  stage?: { released: number; of: number };
   /** the stage a pause of the steps waits to be promoted to */
   promotion?: number;
   paused: boolean;
@@ -133,6 +136,10 @@ export function buildModel(sets: readonly StsObj[], pods: readonly PodObj[], eve
     if (cfg) card.successThreshold = cfg.successThreshold;
     if (status?.gate) card.gate = status.gate;
     if (annotations[KEYS.steps]) card.steps = annotations[KEYS.steps];
+    if (cfg?.steps) {
+      const counts = stageCounts(cfg.steps, replicas);
+      card.stage = { released: counts.filter((n) => n <= replicas - card.partition).length, of: counts.length };
+    }
     if (status?.promotion !== undefined) card.promotion = status.promotion;
     if (cfg?.group) {
       card.group = cfg.group;

@@ -102,7 +102,7 @@ function renderCard(c) {
   fact('updated', `${c.updated}/${c.replicas} on ${c.updateRevision || '?'}`);
   fact('known-good', c.currentRevision);
   fact('gate', [c.streak !== undefined && c.successThreshold !== undefined ? `${c.streak}/${c.successThreshold}` : '', c.gate || ''].filter(Boolean).join(' ') + (c.gates.length ? ` (${c.gates.join(', ')})` : ''));
-  fact('steps', c.steps ? `${c.steps}${c.promotion !== undefined ? `; waiting before step ${c.promotion}` : ''}` : undefined);
+  fact('steps', c.steps ? `${c.steps}${c.stage ? `: ${c.stage.released} of ${c.stage.of} released` : ''}${c.promotion !== undefined ? `; waiting to be promoted to step ${c.promotion}` : ''}` : undefined);
   if (c.group) fact('group', `${c.group}, order ${c.groupOrder}`);
   if (c.paused) fact('paused', 'yes (phased-rollout.io/paused)');
 

@@ -8,6 +8,9 @@ export interface Sample {
   t: number;
   rssMb: number;
   heapMb: number;
+  /** V8's heap as committed (used plus free pages it keeps) and memory outside it (Buffers, TLS) */
+  heapTotalMb?: number;
+  externalMb?: number;
   /** event-loop delay p99 over the window since the previous scrape (prom-client resets it) */
   eldP99Ms: number;
   handles: number;
@@ -75,6 +78,11 @@ export interface Verdict {
   eldP99MedianMs: number;
   rssMb: { first: number; last: number; max: number };
   heapMb: { first: number; last: number; max: number };
+  heapTotalMb: { first: number; last: number; max: number };
+  externalMb: { first: number; last: number; max: number };
+  /** growth of heap total and external memory: where RSS growth comes from when heap used is flat */
+  heapTotalMbPer10Min: number;
+  externalMbPer10Min: number;
   handles: { first: number; last: number; max: number };
   sockets: { first: number; last: number; max: number };
   fds: { first: number; last: number; max: number };
@@ -85,7 +93,8 @@ export interface Verdict {
 /** verdict judges the samples taken after `warmupMs`. */
 export function verdict(samples: Sample[], warmupMs: number): Verdict {
   const after = samples.filter((s) => s.t >= warmupMs);
-  const range = (k: keyof Sample) => ({ first: after[0]?.[k] ?? NaN, last: after.at(-1)?.[k] ?? NaN, max: Math.max(...after.map((s) => s[k])) });
+  const range = (k: keyof Sample) => ({ first: after[0]?.[k] ?? NaN, last: after.at(-1)?.[k] ?? NaN, max: Math.max(...after.map((s) => s[k] ?? NaN)) });
+  const slope = (k: keyof Sample) => slopePerMinute(after.map((s) => ({ t: s.t, y: s[k] ?? NaN }))) * 10;
   const eld = after.map((s) => s.eldP99Ms).sort((a, b) => a - b);
   const v: Verdict = {
     samples: after.length,
@@ -96,6 +105,10 @@ export function verdict(samples: Sample[], warmupMs: number): Verdict {
     eldP99MedianMs: eld[Math.floor(eld.length / 2)] ?? NaN,
     rssMb: range('rssMb'),
     heapMb: range('heapMb'),
+    heapTotalMb: range('heapTotalMb'),
+    externalMb: range('externalMb'),
+    heapTotalMbPer10Min: slope('heapTotalMb'),
+    externalMbPer10Min: slope('externalMb'),
     handles: range('handles'),
     sockets: range('sockets'),
     fds: range('fds'),

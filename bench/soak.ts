@@ -139,11 +139,13 @@ interface Driven {
 async function sample(pid: number, t: number): Promise<Sample | undefined> {
   try {
     const text = await (await fetch(`${env.CONTROLLER_METRICS_URL}/metrics`)).text();
-    const m = metricValues(text, ['nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_active_handles_total', 'nodejs_active_handles{type="Socket"}', 'nodejs_active_handles{type="TLSSocket"}']);
+    const m = metricValues(text, ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_active_handles_total', 'nodejs_active_handles{type="Socket"}', 'nodejs_active_handles{type="TLSSocket"}']);
     return {
       t,
       rssMb: rssMb(pid),
       heapMb: (m.nodejs_heap_size_used_bytes ?? NaN) / 1048576,
+      heapTotalMb: (m.nodejs_heap_size_total_bytes ?? NaN) / 1048576,
+      externalMb: (m.nodejs_external_memory_bytes ?? NaN) / 1048576,
       eldP99Ms: (m.nodejs_eventloop_lag_p99_seconds ?? NaN) * 1000,
       handles: m.nodejs_active_handles_total ?? NaN,
       // Plain (the metrics server's clients, Prometheus) and TLS (the API server) sockets.
@@ -293,12 +295,15 @@ async function main(): Promise<void> {
   const plot = values.plot ? resolve(values.plot) : resolve(STATE, 'soak.svg');
   writeFileSync(plot, svgPlot(samples, marks, { title: `phased-rollout controller, ${N} StatefulSets rolling for ${WINDOW_MS / 60_000} min: RSS and heap used`, warmupMs: WARMUP_MS }));
   writeFileSync(resolve(STATE, 'samples.json'), JSON.stringify({ ns, seed: SEED, marks, samples }, null, 1));
+  // The namespace's audit events, kept for reading a violation afterwards (the cluster may be gone by then).
+  writeFileSync(resolve(STATE, 'audit.jsonl'), events.map((e) => JSON.stringify(e)).join('\n'));
 
   const mb = (x: number) => x.toFixed(1);
   console.log(`rollouts ended: ${rollouts} (${Object.entries(outcome).map(([k, c]) => `${k} ${c}`).join(', ')}); longest ${(longest / 1000).toFixed(1)} s; gate failures injected ${flips}; kubectl calls refused (restarts) ${kubectlErrors}`);
   console.log(`samples after the ${WARMUP_MS / 60_000}-min warm-up: ${v.samples}`);
   console.log(`RSS MB first/last/max ${mb(v.rssMb.first)}/${mb(v.rssMb.last)}/${mb(v.rssMb.max)}, slope ${v.rssMbPer10Min.toFixed(2)} MB per 10 min`);
   console.log(`heap used MB first/last/max ${mb(v.heapMb.first)}/${mb(v.heapMb.last)}/${mb(v.heapMb.max)}, slope ${v.heapMbPer10Min.toFixed(2)} MB per 10 min`);
+  console.log(`heap total MB first/last ${mb(v.heapTotalMb.first)}/${mb(v.heapTotalMb.last)}, slope ${v.heapTotalMbPer10Min.toFixed(2)}; external MB first/last ${mb(v.externalMb.first)}/${mb(v.externalMb.last)}, slope ${v.externalMbPer10Min.toFixed(2)} MB per 10 min`);
   console.log(`event-loop delay p99 per 10 s: median ${v.eldP99MedianMs.toFixed(1)} ms, max ${v.eldP99MaxMs.toFixed(1)} ms`);
   console.log(`handles first/last/max ${v.handles.first}/${v.handles.last}/${v.handles.max}; sockets ${v.sockets.first}/${v.sockets.last}/${v.sockets.max}; fds ${v.fds.first}/${v.fds.last}/${v.fds.max}`);
   console.log(`safety checker: ${safety.gatedSteps} gated steps, ${safety.revertsOrBypasses} reverts, ${safety.violations.length} violations`);
@@ -306,7 +311,7 @@ async function main(): Promise<void> {
   console.log(`controller log: ${fatal.length} uncaught errors, ${warnings.length} warnings${exited() ? `; ${exited()}` : ''}`);
   for (const l of fatal.slice(0, 5)) console.log(`  ${l}`);
   console.log(v.missed.length === 0 ? 'targets: all met' : `targets missed: ${v.missed.join('; ')}`);
-  console.log(`plot: ${plot}; samples: ${resolve(STATE, 'samples.json')}`);
+  console.log(`plot: ${plot}; samples: ${resolve(STATE, 'samples.json')}; audit events: ${resolve(STATE, 'audit.jsonl')}`);
   console.log(`reproduce: npm run e2e:up && npm run bench:soak -- --minutes ${WINDOW_MS / 60_000} --seed ${SEED}`);
   if (safety.violations.length > 0 || fatal.length > 0 || exited() || rollouts === 0) process.exitCode = 1;
 }

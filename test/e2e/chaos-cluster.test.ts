@@ -9,7 +9,7 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
-import { chaosSeed, random, reportChaos } from './chaos.js';
+import { chaosSeed, random, reportChaos, violationsText } from './chaos.js';
 import { fastGate, Rollout } from './rollout.js';
 import { auditLog, createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, safetyReport, waitHttp } from './cluster.js';
 
@@ -92,7 +92,7 @@ describe('chaos: the API server restarted mid-rollout', () => {
     reportChaos({
       scenario: 'API server restart',
       tried: `${RESTARTS} stop/start of kube-apiserver (etcd kept) during a ${sts.replicas}-pod rollout, each down ~${Math.round(Math.max(...downFor) / 1000)} s with the restart`,
-      survived: `Completed; informers restarted ${restarts} times and recovered; ${lowered.length} PartitionLowered Events for ${sts.replicas} steps, ${repeated.length} duplicated or repeated step Events; ${safety.gatedSteps} gated steps, ${safety.violations.length} violations`,
+      survived: `Completed; informers restarted ${restarts} times and recovered; ${lowered.length} PartitionLowered Events for ${sts.replicas} steps, ${repeated.length} duplicated or repeated step Events; ${safety.gatedSteps} gated steps, ${violationsText(safety.violations)}`,
       ok: safety.violations.length === 0 && repeated.length === 0,
     });
     expect(safety.violations).toEqual([]);
@@ -149,7 +149,7 @@ describe('chaos: Prometheus flapping', () => {
     reportChaos({
       scenario: 'Prometheus flapping',
       tried: `${FLAPS} SIGKILLs of Prometheus, each down 4 s, during a ${sts.replicas}-pod rollout (failure-threshold 3), seed ${seed}`,
-      survived: `Completed, never Failed; ${minErrors}+ errors per outage, ${inOutage.length} steps during an outage; ${safety.gatedSteps} gated steps, ${safety.violations.length} violations`,
+      survived: `Completed, never Failed; ${minErrors}+ errors per outage, ${inOutage.length} steps during an outage; ${safety.gatedSteps} gated steps, ${violationsText(safety.violations)}`,
       ok: failed.length === 0 && inOutage.length === 0 && safety.violations.length === 0 && minErrors > 3,
     });
     expect(minErrors).toBeGreaterThan(3);
@@ -205,7 +205,7 @@ describe('chaos: the webhook down', () => {
     reportChaos({
       scenario: 'webhook down',
       tried: 'webhook process stopped; kubectl apply of a new image; an OnDelete patch that bypasses the webhook; webhook started; the same apply',
-      survived: `apply refused (${/failed calling webhook "[^"]+"/.exec(refused)?.[0] ?? '?'}), nothing rolled; OnDelete denied by ${/ValidatingAdmissionPolicy '[^']+'/.exec(backstop)?.[0] ?? '?'}; after restart the apply was pinned at 3 and rolled gated (${safety.violations.length} violations)`,
+      survived: `apply refused (${/failed calling webhook "[^"]+"/.exec(refused)?.[0] ?? '?'}), nothing rolled; OnDelete denied by ${/ValidatingAdmissionPolicy '[^']+'/.exec(backstop)?.[0] ?? '?'}; after restart the apply was pinned at 3 and rolled gated (${violationsText(safety.violations)})`,
       ok: safety.violations.length === 0,
     });
     expect(safety.violations).toEqual([]);
@@ -244,7 +244,7 @@ describe('chaos: a pod of the new revision never becomes ready', () => {
     reportChaos({
       scenario: 'stuck pod',
       tried: 'a revision whose pod stays Pending (never ready), then kubectl rollout undo',
-      survived: `held at partition 2 (WaitingForPods); undo restored all 3 pods in ${(recovered / 1000).toFixed(1)} s with no manual delete (${reasons.includes('StrandedPodDeleted') ? 'StrandedPodDeleted' : 'no deletion needed'}); ${safety.violations.length} violations`,
+      survived: `held at partition 2 (WaitingForPods); undo restored all 3 pods in ${(recovered / 1000).toFixed(1)} s with no manual delete (${reasons.includes('StrandedPodDeleted') ? 'StrandedPodDeleted' : 'no deletion needed'}); ${violationsText(safety.violations)}`,
       ok: safety.violations.length === 0,
     });
     expect(reasons).toContain('RollbackStarted');

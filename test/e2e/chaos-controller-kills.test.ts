@@ -6,7 +6,7 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { statefulSet } from '../support/statefulset.js';
-import { chaosSeed, random, reportChaos } from './chaos.js';
+import { chaosSeed, random, reportChaos, violationsText } from './chaos.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
 
 const KILLS = Number(process.env.PHASED_ROLLOUT_CHAOS_KILLS ?? 6);
@@ -65,7 +65,7 @@ describe('chaos: controller SIGKILLs during a 12-pod rollout', () => {
     reportChaos({
       scenario: 'controller kills',
       tried: `${tally.kills} SIGKILLs of the controller during a 12-pod rollout (${tally.atRandom} at random moments, ${tally.rightAfterAStep} right after a step), seed ${seed}`,
-      survived: `Completed; ${r.lowerings} lowerings, ${r.gatedSteps} gated steps, ${r.violations.length} violations (no ungated or double step)`,
+      survived: `Completed; ${r.lowerings} lowerings, ${r.gatedSteps} gated steps, ${violationsText(r.violations)} (no ungated or double step)`,
       ok: r.violations.length === 0 && r.gatedSteps === 12,
     });
     expect(r.violations.map((v) => `${v.at} ${v.statefulset}: ${v.why}\n  ${v.request}`)).toEqual([]);

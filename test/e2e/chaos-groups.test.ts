@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
-import { reportChaos } from './chaos.js';
+import { reportChaos, violationsText } from './chaos.js';
 import { createNamespace, deleteNamespace, getJson, kubectlOk, safetyReport, setGate } from './cluster.js';
 import { fastGate, Rollout } from './rollout.js';
 
@@ -58,7 +58,7 @@ describe('chaos: group members applied together', () => {
     reportChaos({
       scenario: 'group members applied together',
       tried: `${ROUNDS} round(s): 3 members of one group, same group-order, in one kubectl apply -f dir/`,
-      survived: `${report.gatedSteps} gated steps, ${report.violations.length} violations (zone safety, one member at a time); at most ${mostAtOnce} member(s) seen below their replicas at once`,
+      survived: `${report.gatedSteps} gated steps, ${violationsText(report.violations)} (zone safety, one member at a time); at most ${mostAtOnce} member(s) seen below their replicas at once`,
       ok: report.violations.length === 0 && mostAtOnce === 1,
     });
     expect(report.violations).toEqual([]);

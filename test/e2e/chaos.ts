@@ -2,6 +2,7 @@
 // rows that hack/e2e-test.sh prints as a table at the end.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import type { Violation } from '../support/safety-checker.js';
 import { env } from './cluster.js';
 
 /** random is a small seeded generator (mulberry32), so a run can be repeated from its printed seed. */
@@ -35,4 +36,14 @@ export function reportChaos(row: ChaosRow): void {
   const file = resolve(env().E2E_DIR, 'chaos-report.jsonl');
   mkdirSync(dirname(file), { recursive: true });
   appendFileSync(file, `${JSON.stringify(row)}\n`);
+}
+
+/**
+ * violationsText is "N violations", followed by the distinct reasons when there are any, so a failing
+ * chaos row says why even where only the table of a run is seen.
+ */
+export function violationsText(violations: Violation[]): string {
+  if (violations.length === 0) return '0 violations';
+  const whys = [...new Set(violations.map((v) => `${v.at} ${v.statefulset}: ${v.why}`))];
+  return `${violations.length} violations (${whys.join('; ')})`;
 }

@@ -5,8 +5,8 @@
 //  - API requests per step: every request of the controller's ServiceAccount in the audit log during
 //    a rollout, divided by its steps (reads come from the informer caches, so they are not counted).
 // Reproduce: npm run e2e:up && npm run bench:controller [-- --rounds N --replicas R]
-import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, CONTROLLER, e2eEnv, kubectl as kubectlIn, median, reactions, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, replicas: { type: 'string', default: '4' } } });
@@ -54,14 +54,14 @@ async function main(): Promise<void> {
       const sts = () => JSON.parse(kubectl(['get', 'statefulset', name, '-n', ns, '-o', 'json']));
       await waitFor(() => (sts().status.readyReplicas ?? 0) === REPLICAS, 60_000, 'pods ready');
       await sleep(3000); // the gate series is scraped and the create-time status is written
-      const offset = statSync(env.AUDIT_LOG).size;
+      const mark = auditMark(env.AUDIT_LOG);
       kubectl(['apply', '-f', '-'], manifest(ns, name, 'app:2'));
       await waitFor(() => {
         const s = sts();
         return JSON.parse(s.metadata.annotations['phased-rollout.io/status'] ?? '{}').phase === 'Completed' && s.spec.updateStrategy.rollingUpdate.partition === REPLICAS;
       }, 120_000, 'Completed');
       await sleep(1500); // audit backend flush
-      const events = auditSince(env.AUDIT_LOG, offset, ns);
+      const events = auditSince(env.AUDIT_LOG, mark, ns);
       const mine = events.filter((e) => e.user.username === CONTROLLER);
       for (const e of mine) {
         const k = `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? '/' + e.objectRef.subresource : ''}`;

@@ -2,6 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { inNamespace, readAudit, type AuditMark } from '../test/support/audit-files.js';
 
 /** ROOT is the repository root (bench files run from dist/bench). */
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -54,13 +55,9 @@ export interface AuditEvent {
 /** CONTROLLER is the controller's user in the harness. */
 export const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
-/** auditSince reads the audit events of one namespace written after byte `offset` of the log. */
-export function auditSince(file: string, offset: number, ns: string): AuditEvent[] {
-  return readFileSync(file, 'utf8')
-    .slice(offset)
-    .split('\n')
-    .filter((l) => l.startsWith('{') && l.includes(`"namespace":"${ns}"`))
-    .map((l) => JSON.parse(l) as AuditEvent);
+/** auditSince reads the audit events of one namespace written since `mark`, across the log's rotations. */
+export function auditSince(file: string, mark: AuditMark, ns: string): AuditEvent[] {
+  return readAudit<AuditEvent>(file, mark, inNamespace(ns));
 }
 
 /** lowersPartition: a JSON Patch of the partition (not a status write). */

@@ -8,10 +8,11 @@
 // Run it at two sizes (e.g. 30 and 300) to see what grows with the number of objects.
 // Reproduce: npm run e2e:up && npm run bench:many -- --statefulsets 300 --replicas 3 --rolling 10 --idle 60
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMb } from './proc.js';
+import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
@@ -129,7 +130,7 @@ async function main(): Promise<void> {
     const idleCpu = (cpuSeconds(pid) - c0) / IDLE_S;
     const idleRequests = delta(m0.requests, m1.requests);
 
-    const offset = statSync(env.AUDIT_LOG).size;
+    const mark = auditMark(env.AUDIT_LOG);
     const rolling = new Set(Array.from({ length: K }, (_, i) => `s${i}`));
     const c1 = cpuSeconds(pid);
     const r0 = Date.now();
@@ -143,7 +144,7 @@ async function main(): Promise<void> {
     const rollCpu = (cpuSeconds(pid) - c1) / rollSeconds;
     const m2 = await scrape();
     await sleep(1500); // the audit backend flushes
-    const lat = reactions(auditSince(env.AUDIT_LOG, offset, ns), [...rolling], R);
+    const lat = reactions(auditSince(env.AUDIT_LOG, mark, ns), [...rolling], R);
     const rollRequests = delta(m1.requests, m2.requests).filter(([k]) => !k.startsWith('watch '));
     const steps = K * R; // R partition decrements per rollout (the re-pin is not a step)
     const perStep = rollRequests.reduce((n, [, v]) => n + v, 0) / steps;

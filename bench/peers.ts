@@ -12,8 +12,8 @@
 // reaction from a pod becoming Ready to the system's next action (partition write or pod deletion).
 // Every loop is bounded: --budget-minutes caps the rounds of one system at one size (at least one).
 // Reproduce: npm run e2e:up && npm run bench:peers [-- --replicas 10,50 --rounds 3 --systems ... --smoke]
-import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { auditMark, readAudit, type AuditMark } from '../test/support/audit-files.js';
 import { median, sleep, waitFor } from './e2e-env.js';
 import { env, GATE, kubectl, ourController, peerDied, phasedRollout, preparePeers, setUp, startPeer, stopPeer, USERS } from './peer-systems.js';
 import { peakRssMb } from './proc.js';
@@ -73,16 +73,12 @@ function rolled(ns: string, name: string, n: number, completed = false): boolean
   return status.phase === 'Completed' && status.revision === st.updateRevision && s.spec.updateStrategy.rollingUpdate.partition === n;
 }
 
-/** auditOffset is the audit log's size now: what is written after it belongs to the next rollout. */
-const auditOffset = () => statSync(env.AUDIT_LOG ?? '').size;
+/** auditNow is the audit log's position now: what is written after it belongs to the next rollout. */
+const auditNow = () => auditMark(env.AUDIT_LOG ?? '');
 
-/** auditOf reads audit events written after `offset` that concern `ns` or come from `user`. */
-function auditOf(offset: number, ns: string, user: string | undefined): Record<string, any>[] {
-  return readFileSync(env.AUDIT_LOG ?? '', 'utf8')
-    .slice(offset)
-    .split('\n')
-    .filter((l) => l.startsWith('{') && (l.includes(`"namespace":"${ns}"`) || (user !== undefined && l.includes(`"username":"${user}"`))))
-    .map((l) => JSON.parse(l));
+/** auditOf reads audit events written since `mark` that concern `ns` or come from `user`. */
+function auditOf(mark: AuditMark, ns: string, user: string | undefined): Record<string, any>[] {
+  return readAudit(env.AUDIT_LOG ?? '', mark, (l) => l.includes(`"namespace":"${ns}"`) || (user !== undefined && l.includes(`"username":"${user}"`)));
 }
 
 /** reactionsOf: each pod's last becoming Ready (a kwok status write) -> the system's next write to the StatefulSet or deletion of a pod. */
@@ -100,7 +96,7 @@ function reactionsOf(events: Record<string, any>[], ns: string, user: string): n
 }
 
 async function rollOnce(system: string, ns: string, name: string, n: number, image: string, pid: number | undefined): Promise<Rollout> {
-  const offset = auditOffset();
+  const mark = auditNow();
   const t0 = Date.now();
   kubectl(['apply', '-f', '-'], JSON.stringify(statefulSet(ns, name, n, image, system)));
   await sleep(300);
@@ -110,7 +106,7 @@ async function rollOnce(system: string, ns: string, name: string, n: number, ima
   if (system === 'ours') await waitFor(() => rolled(ns, name, n, true), 120_000, 'ours: Completed');
   await sleep(1500); // the audit log is written asynchronously
   const user = USERS[system];
-  const events = auditOf(offset, ns, user);
+  const events = auditOf(mark, ns, user);
   const requests = user ? events.filter((e) => e.user.username === user && Date.parse(e.requestReceivedTimestamp) <= t0 + seconds * 1000).length : 0;
   return { seconds, requests, reactions: user ? reactionsOf(events, ns, user) : [], rssMb: pid === undefined ? 0 : peakRssMb(pid) };
 }

@@ -4,6 +4,7 @@
 // the creation of the next pod (the StatefulSet controller). For a plain StatefulSet, Ready -> next pod.
 // Medians per quarter of the pod indices show whether anything grows with the StatefulSet's size.
 // Reproduce: node dist/bench/step-breakdown.js NAMESPACE STATEFULSET...   (the namespace may be deleted)
+import { LOG_START } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, lowersPartition, median, type AuditEvent } from './e2e-env.js';
 
 const [ns, ...names] = process.argv.slice(2);
@@ -12,7 +13,7 @@ if (!ns || names.length === 0) {
   process.exit(2);
 }
 const env = e2eEnv();
-const events = auditSince(env.AUDIT_LOG ?? '', 0, ns);
+const events = auditSince(env.AUDIT_LOG ?? '', LOG_START, ns);
 const at = (e: AuditEvent & { stageTimestamp?: string }) => Date.parse(e.stageTimestamp ?? e.requestReceivedTimestamp);
 type Obj = { metadata?: { name?: string }; status?: { conditions?: { type: string; status: string }[] } };
 

@@ -10,7 +10,7 @@ import { distEntry, freePort, start, type Child } from '../support/process.js';
 import type { AuditEvent } from '../support/safety-checker.js';
 import { chaosSeed, random, reportChaos, violationsText } from './chaos.js';
 import { Rollout } from './rollout.js';
-import { auditLog, createNamespace, deleteNamespace, env, harnessProcess, safetyReport, waitHttp } from './cluster.js';
+import { auditLog, auditMarkOf, createNamespace, deleteNamespace, env, harnessProcess, safetyReport, waitHttp } from './cluster.js';
 
 const KILLS = Number(process.env.PHASED_ROLLOUT_CHAOS_LEADER_KILLS ?? 3);
 const LEASE_NS = 'phased-rollout-system';
@@ -37,7 +37,8 @@ interface LeaseWrite {
 
 /** leaseWrites are the successful writes of one Lease, in order, with the holder each one set. */
 function leaseWrites(lease: string): LeaseWrite[] {
-  return auditLog(LEASE_NS)
+  // The Lease lives in the controller's namespace; only its writes since this test's namespace was made count.
+  return auditLog(LEASE_NS, auditMarkOf(ns))
     .filter((a) => a.objectRef?.resource === 'leases' && a.objectRef.name === lease && ['create', 'update', 'patch'].includes(a.verb) && (a.responseStatus?.code ?? 500) < 300 && a.stage === 'ResponseComplete')
     .map((a) => ({ at: ms(a.stageTimestamp), holder: ((a.requestObject as { spec?: { holderIdentity?: string | null } } | undefined)?.spec?.holderIdentity ?? null) }))
     .sort((a, b) => a.at - b.at);

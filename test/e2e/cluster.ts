@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { auditMark, inNamespace, LOG_START, readAudit, type AuditMark } from '../support/audit-files.js';
 import { ROOT } from '../support/process.js';
 import { checkSafety, type AuditEvent, type GateChange, type SafetyReport } from '../support/safety-checker.js';
 
@@ -92,9 +93,16 @@ export async function getJson<T = Record<string, any>>(args: string[]): Promise<
 /** createNamespace makes a fresh namespace for one test file and returns its name. */
 export async function createNamespace(prefix: string): Promise<string> {
   const ns = `${prefix}-${randomBytes(3).toString('hex')}`;
+  marks.set(ns, auditMark(env().AUDIT_LOG));
   await kubectlOk(['create', 'namespace', ns]);
   return ns;
 }
+
+/** Where the audit log was when each namespace of this test file was made: its history starts there. */
+const marks = new Map<string, AuditMark>();
+
+/** auditMarkOf is the audit log's position when `ns` was made (the whole log for one made elsewhere). */
+export const auditMarkOf = (ns: string): AuditMark => marks.get(ns) ?? LOG_START;
 
 /** deleteNamespace removes a namespace without waiting for it to go. */
 export async function deleteNamespace(ns: string): Promise<void> {
@@ -157,12 +165,14 @@ export function admissionOnly(prefix: string): { ns: () => string } {
   return { ns: () => ns };
 }
 
-/** auditLog reads the API server's audit events about one namespace (the harness's audit policy). */
-export function auditLog(ns: string): AuditEvent[] {
-  return readFileSync(env().AUDIT_LOG, 'utf8')
-    .split('\n')
-    .filter((l) => l.includes(`"namespace":"${ns}"`))
-    .map((l) => JSON.parse(l) as AuditEvent);
+/**
+ * auditLog reads the API server's audit events about one namespace (the harness's audit policy),
+ * since `since`, across the log's rotations (a full e2e run writes more than the 100 MB at which
+ * kube-apiserver starts a new file; reading only the current file once cut a namespace's history in
+ * two and made the safety checker judge steps without the pod readiness before them).
+ */
+export function auditLog(ns: string, since: AuditMark = auditMarkOf(ns)): AuditEvent[] {
+  return readAudit<AuditEvent>(env().AUDIT_LOG, since, inNamespace(ns));
 }
 
 /**

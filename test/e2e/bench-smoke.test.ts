@@ -51,18 +51,13 @@ describe('benchmark smoke runs', () => {
     expect(out).not.toContain('error:');
   });
 
-  it('bench:soak rolls 20 StatefulSets through a Prometheus and an API server restart and reports its figures', async () => {
-    // The soak exits 1 on a checker violation or a crash. Around its API server restart the 30-minute
-    // run reported violations still under investigation (docs/benchmarks.md, section 5), so the smoke
-    // accepts exit 1 only when the output says the cause is violations, and prints them.
-    const r = await run(process.execPath, [resolve(ROOT, 'dist', 'bench', 'soak.js'), '--smoke'], { timeoutMs: 540_000 });
-    const out = r.stdout;
-    if (r.code !== 0 && !/^safety checker: \d+ gated steps, \d+ reverts, [1-9]\d* violations$/m.test(out)) throw new Error(`soak.js failed: ${r.stderr}\n${out}`);
-    if (r.code !== 0) console.log(out);
+  it('bench:soak rolls 20 StatefulSets through a Prometheus and an API server restart with no violation', async () => {
+    // The soak exits 1 on a checker violation, a crash or no rollout at all (not on a missed figure).
+    const out = await bench('soak.js', ['--smoke']);
     expect(out).toMatch(/^rollouts ended: [1-9]\d* \(/m);
     expect(out).toMatch(/^RSS MB first\/last\/max [\d.]+\/[\d.]+\/[\d.]+, slope -?[\d.]+ MB per 10 min$/m);
     expect(out).toMatch(/^event-loop delay p99 per 10 s: median [\d.]+ ms, max [\d.]+ ms$/m);
-    expect(out).toMatch(/^safety checker: [1-9]\d* gated steps, \d+ reverts, \d+ violations$/m);
+    expect(out).toMatch(/^safety checker: [1-9]\d* gated steps, \d+ reverts, 0 violations$/m);
     expect(out).toMatch(/^controller log: 0 uncaught errors/m);
     expect(out).toMatch(/^plot: \S+\.svg/m);
   });

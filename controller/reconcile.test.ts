@@ -11,7 +11,7 @@ import type { Verdict } from '../src/rollout/types.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { Requeue } from '../src/runtime/queue.js';
 import { quietLog } from '../test/support/quiet-log.js';
-import { groupPeers, Reconciler, type ReconcileDeps } from './reconcile.js';
+import { groupPeers, podChanged, Reconciler, type ReconcileDeps } from './reconcile.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const KEY = 'ns/db';
@@ -95,7 +95,14 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
       return structuredClone(next);
     },
   };
+  // Live reads: the server's pods are the cache's unless a test makes them differ (`live`).
+  const live = new Map<string, V1Pod | undefined>();
   const core = {
+    readNamespacedPod: async ({ name }: { name: string }) => {
+      const p = live.has(name) ? live.get(name) : podCache.state.items.find((o) => o.metadata?.name === name);
+      if (!p) throw apiError(404);
+      return structuredClone(p);
+    },
     deleteNamespacedPod: async ({ name }: { name: string }) => {
       if (failures.delete) throw failures.delete;
       writes.push(`delete ${name}`);
@@ -104,7 +111,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   };
   const events: string[] = [];
   const recorder = { emit: async (_t: unknown, _type: string, reason: string) => void events.push(reason) };
-  return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions };
+  return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live };
 }
 
 function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
@@ -333,6 +340,43 @@ describe('Reconciler', () => {
     now += 1000;
     await r.reconcile(KEY);
     expect(partitionOf(c.server.sts)).toBe(2);
+  });
+
+  it('confirms the newest pod live before a step: lost, replaced or not ready on the server (cache still Ready) -> no step, streak dropped', async () => {
+    // Partition 2 on revision new: db-2 rolled and the cache shows it Ready; the server may know better.
+    const cases: [string, (p: V1Pod) => V1Pod | undefined, RegExp][] = [
+      ['deleted', () => undefined, /db-2 is gone/],
+      ['replaced', (p) => ({ ...p, metadata: { ...p.metadata, uid: 'pod-2-again' } }), /db-2 was replaced/],
+      ['not ready', (p) => ({ ...p, status: { ...p.status, conditions: [{ type: 'Ready', status: 'False' }] } }), /db-2 is not ready/],
+    ];
+    for (const [, change, why] of cases) {
+      const c = fakeCluster(statefulSet({ partition: 2 }), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+      c.live.set('db-2', change(pod(2, 'new')));
+      let checks = 0;
+      const r = reconciler(c, { query: async () => (checks++, { result: 'pass', detail: 'ok' }) });
+      await expect(r.reconcile(KEY)).rejects.toThrow(why);
+      expect(partitionOf(c.server.sts)).toBe(2);
+      expect(c.writes.filter((w) => w.startsWith('partition'))).toEqual([]);
+      // The server agrees with the cache again: a fresh check, then the step.
+      c.live.clear();
+      await r.reconcile(KEY);
+      expect(checks).toBe(2);
+      expect(partitionOf(c.server.sts)).toBe(1);
+    }
+  });
+
+  it('podChanged: the same pod Ready on the same revision since the same moment is the only pass', () => {
+    const base = pod(2, 'new');
+    const c = { name: 'db-2', uid: 'pod-2', revision: 'new', readySinceMs: T0 - 60_000 };
+    const rows: [string, V1Pod, string | undefined][] = [
+      ['unchanged', base, undefined],
+      ['new uid', { ...base, metadata: { ...base.metadata, uid: 'x' } }, 'was replaced'],
+      ['deleting', { ...base, metadata: { ...base.metadata, deletionTimestamp: new Date(T0) } }, 'is being deleted'],
+      ['not ready', pod(2, 'new', false), 'is not ready'],
+      ['other revision', pod(2, 'old'), 'is on revision old, not new'],
+      ['ready again since', { ...base, status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(T0 - 1000) }] } }, 'became Ready again (it was not ready in between)'],
+    ];
+    for (const [, live, want] of rows) expect(podChanged(c, live)).toBe(want);
   });
 
   it('read-your-writes: a cache that has not seen our patch yet never lowers twice nor repeats the Event', async () => {

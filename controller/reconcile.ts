@@ -16,7 +16,7 @@ import { combineVerdicts } from '../src/rollout/gates.js';
 import { groupOf, memberOf } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
-import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
@@ -289,6 +289,7 @@ export class Reconciler {
     // as much as the step itself on a large StatefulSet. Both land or neither does.
     const combined = moves.length === 1 && status?.type === 'writeStatus' ? status.status : undefined;
     for (const a of moves) {
+      if (a.confirm) await this.confirmPod(t.namespace, a.confirm);
       await this.setPartition(key, sts, a.from, a.to, log, combined);
       if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
     }
@@ -339,6 +340,25 @@ export class Reconciler {
       }
       throw err;
     }
+  }
+
+  /**
+   * confirmPod reads a gated step's newest pod from the API server right before the step. The pod
+   * cache trails the server by the watch's delivery time (tens of ms, more under load): a pod lost or
+   * gone not ready in that window would otherwise be stepped over on a view that still shows it Ready.
+   * One GET per step, of the pod most likely to fail (the one that rolled last); any other change
+   * since the cache was read drops the step and its streak, and the next reconcile decides again.
+   */
+  private async confirmPod(namespace: string, c: PodConfirm): Promise<void> {
+    let live: V1Pod;
+    try {
+      live = await this.d.core.readNamespacedPod({ name: c.name, namespace }, withDeadline(this.d.requestTimeoutMs ?? 10_000));
+    } catch (err) {
+      if (apiErrorCode(err) === 404) throw new Requeue(`pod ${c.name} is gone (the cache still showed it Ready); looking again`, 1000);
+      throw err;
+    }
+    const why = podChanged(c, live);
+    if (why) throw new Requeue(`pod ${c.name} ${why} since the cache was read; looking again`, 1000);
   }
 
   private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger, status?: RolloutStatus): Promise<void> {
@@ -424,4 +444,18 @@ function peersOf(list: (namespace?: string) => readonly V1StatefulSet[], s: V1St
 /** groupPeers are the keys of the other members of a StatefulSet's rollout group, from the cache. */
 export function groupPeers(list: (namespace?: string) => readonly V1StatefulSet[], s: V1StatefulSet): string[] {
   return peersOf(list, s).map((p) => `${p.sts.metadata?.namespace}/${p.sts.metadata?.name}`);
+}
+
+/**
+ * podChanged says how a live pod differs from the one a step was decided on (undefined: it is the same
+ * pod, still Ready on the same revision since the same moment). Pure, for the table test.
+ */
+export function podChanged(c: PodConfirm, live: V1Pod): string | undefined {
+  if (live.metadata?.uid !== c.uid) return 'was replaced';
+  if (live.metadata?.deletionTimestamp) return 'is being deleted';
+  const v = podView(live, c.name.replace(/-\d+$/, ''), 0);
+  if (!v?.ready) return 'is not ready';
+  if (v.revision !== c.revision) return `is on revision ${v.revision}, not ${c.revision}`;
+  if (v.readySinceMs !== c.readySinceMs) return 'became Ready again (it was not ready in between)';
+  return undefined;
 }

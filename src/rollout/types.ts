@@ -138,9 +138,22 @@ export interface CheckRequest {
   httpSecretName?: string;
 }
 
+/**
+ * PodConfirm is the pod a gated step stands on as the cache showed it: the one that rolled last (the
+ * lowest updated ordinal, the last to become Ready under OrderedReady). The shell reads it from the API
+ * server right before the patch and drops the step unless it is still that pod, Ready since then.
+ */
+export interface PodConfirm {
+  name: string;
+  uid: string;
+  revision: string;
+  readySinceMs?: number;
+}
+
 /** Action is one change the shell applies to the cluster. */
 export type Action =
-  | { type: 'setPartition'; from: number; to: number }
+  /** `confirm`: a gated step's newest pod, read live before the patch (the cache may lag a pod's loss). */
+  | { type: 'setPartition'; from: number; to: number; confirm?: PodConfirm }
   /** Put the pod template of a known-good ControllerRevision back on the StatefulSet (automatic rollback). */
   | { type: 'restoreTemplate'; revision: string }
   | { type: 'deletePod'; name: string; uid: string; reason: 'RollbackPodDeleted' | 'StrandedPodDeleted'; message: string }

@@ -58,7 +58,7 @@ describe('chaos: group members applied together', () => {
     reportChaos({
       scenario: 'group members applied together',
       tried: `${ROUNDS} round(s): 3 members of one group, same group-order, in one kubectl apply -f dir/`,
-      survived: `${report.gatedSteps} gated steps, ${violationsText(report.violations)} (zone safety, one member at a time); at most ${mostAtOnce} member(s) seen below their replicas at once`,
+      survived: `${report.lowerings} lowerings, ${report.gatedSteps} gated steps, ${report.revertsOrBypasses} reverts, ${violationsText(report.violations)} (zone safety, one member at a time); at most ${mostAtOnce} member(s) seen below their replicas at once`,
       ok: report.violations.length === 0 && mostAtOnce === 1,
     });
     expect(report.violations).toEqual([]);

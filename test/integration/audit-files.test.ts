@@ -56,6 +56,26 @@ describe('readAudit', () => {
     expect(numbers()).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it('a rotation whose old file was last written before the mark: the new file is read whole', () => {
+    write(1, 2);
+    const mark = auditMark(log, 1_000_000);
+    // The write that overflows the file goes to the new one: the backup's last write precedes the mark.
+    rotate('2026-11-24T13-00-00.000', 900_000);
+    write(3, 4);
+    expect(auditFiles(log, mark).map((f) => f.offset)).toEqual([line(1).length + line(2).length, 0]);
+    expect(numbers(mark)).toEqual([3, 4]);
+  });
+
+  it('a pruned mark file: every file written since the mark is read whole', () => {
+    write(1);
+    const mark = auditMark(log, 1_000_000);
+    write(2);
+    rotate('2026-11-24T14-00-00.000', 2_000_000);
+    rmSync(join(dir, 'audit-2026-11-24T14-00-00.000.log'));
+    write(3);
+    expect(numbers(mark)).toEqual([3]);
+  });
+
   it('counts the offset in bytes, not characters', () => {
     appendFileSync(log, line(1, 'a', 'zoné ünïcode ✓'));
     const mark = auditMark(log);

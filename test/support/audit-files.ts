@@ -8,36 +8,42 @@
 // without the pod readiness or revisions that came before it. A 30-minute soak read that way
 // reported 19 "violations", all in the first five seconds of the history it was given.
 //
-// A mark is where the log was at a moment (wall clock and the current file's size); reading since
-// a mark takes the file that was current then from the offset, every backup rotated after it, and
-// the current file, in order.
+// A mark is where the log was at a moment: the current file (by inode: a rotation renames it, and a
+// rename keeps the inode) and its size. Reading since a mark takes that file from the offset and every
+// file rotated after it, and the current file, in order. (A first version chose the backups by their
+// modification time, which loses a rotation whose old file was last written before the mark: the
+// offset was then applied to the new file.)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 
-/** AuditMark is a position in the audit log: when it was taken and the current file's size then. */
+/** AuditMark is a position in the audit log: when it was taken, the current file's inode and size then. */
 export interface AuditMark {
   at: number;
   offset: number;
+  /** The current file's inode at the mark; 0 when there was no log yet. */
+  ino: number;
 }
 
 /** The start of the log: every backup and the whole current file. */
-export const LOG_START: AuditMark = { at: 0, offset: 0 };
+export const LOG_START: AuditMark = { at: 0, offset: 0, ino: 0 };
 
 /** auditMark is the audit log's position now. */
 export function auditMark(file: string, now = Date.now()): AuditMark {
-  let offset = 0;
   try {
-    offset = statSync(file).size;
+    const st = statSync(file);
+    return { at: now, offset: st.size, ino: st.ino };
   } catch {
     // no log yet: everything written from now on is after the mark
+    return { at: now, offset: 0, ino: 0 };
   }
-  return { at: now, offset };
 }
 
 /**
  * auditFiles lists the files that hold what was written since `mark`, oldest first, each with the
  * byte offset to start reading at. Backups are named by their rotation time, so the name orders
- * them; one whose last write is before the mark holds nothing after it.
+ * them, and the current file is last. The mark's file (found by inode) starts at the mark's offset and
+ * older files are skipped. Should the mark's file be gone (a backup pruned), or the mark be LOG_START,
+ * every file whose last write is at or after the mark is read whole.
  */
 export function auditFiles(file: string, mark: AuditMark): { path: string; offset: number }[] {
   const dir = dirname(file);
@@ -49,22 +55,25 @@ export function auditFiles(file: string, mark: AuditMark): { path: string; offse
   } catch {
     return [];
   }
-  const backups = names
-    .filter((n) => n.startsWith(prefix) && n.endsWith(ext))
-    .sort()
-    .map((n) => join(dir, n))
-    .filter((p) => statSync(p).mtimeMs >= mark.at);
-  const paths = [...backups, file].filter((p) => {
+  const ordered = [
+    ...names
+      .filter((n) => n.startsWith(prefix) && n.endsWith(ext))
+      .sort()
+      .map((n) => join(dir, n)),
+    file,
+  ];
+  const files: { path: string; ino: number; mtimeMs: number }[] = [];
+  for (const path of ordered) {
     try {
-      statSync(p);
-      return true;
+      const st = statSync(path);
+      files.push({ path, ino: st.ino, mtimeMs: st.mtimeMs });
     } catch {
-      return false;
+      // rotated away or not written yet
     }
-  });
-  // The first file is the one that was current at the mark: the offset belongs to it. (A mark taken
-  // before any log existed has offset 0, which is right for any file.)
-  return paths.map((path, i) => ({ path, offset: i === 0 ? mark.offset : 0 }));
+  }
+  const at = mark.ino === 0 ? -1 : files.findIndex((f) => f.ino === mark.ino);
+  if (at >= 0) return files.slice(at).map((f, i) => ({ path: f.path, offset: i === 0 ? mark.offset : 0 }));
+  return files.filter((f) => f.path === file || f.mtimeMs >= mark.at).map((f) => ({ path: f.path, offset: 0 }));
 }
 
 /** readAudit returns the parsed lines written since `mark` that `keep` accepts (a cheap text test). */

@@ -63,6 +63,9 @@ describe('rolloutPatch', () => {
   it('abort names the update revision and ends a pause; refuses when nothing rolls', () => {
     expect(rolloutPatch('abort', { name: 'db', annotations: {}, updateRevision: 'db-2', currentRevision: 'db-1' })).toEqual({ metadata: { annotations: { [KEYS.abort]: 'db-2', [KEYS.paused]: null } } });
     expect(() => rolloutPatch('abort', { name: 'db', annotations: {}, updateRevision: 'db-1', currentRevision: 'db-1' })).toThrow('has no rollout to abort');
+    // At the final check every pod is on the new revision and it is current, but the rollout is unfinished.
+    const finalCheck = { [KEYS.status]: JSON.stringify({ phase: 'Checking', revision: 'db-2', previousRevision: 'db-1' }) };
+    expect(rolloutPatch('abort', { name: 'db', annotations: finalCheck, updateRevision: 'db-2', currentRevision: 'db-2' })).toEqual({ metadata: { annotations: { [KEYS.abort]: 'db-2', [KEYS.paused]: null } } });
   });
 });
 

@@ -137,7 +137,11 @@ export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record
     }
     return { metadata: { annotations: { [KEYS.promote]: `${status.revision}/${status.promotion}` } } };
   }
-  if (!s.updateRevision || s.updateRevision === s.currentRevision) {
+  // After the last step the StatefulSet controller makes the new revision current before the final
+  // check has run: the status's previousRevision says the rollout is unfinished and where abort returns.
+  const status = readStatus(s.annotations);
+  const finalCheck = status !== undefined && status.revision === s.updateRevision && status.previousRevision !== undefined && status.previousRevision !== s.updateRevision;
+  if (!s.updateRevision || (s.updateRevision === s.currentRevision && !finalCheck)) {
     throw new Error(`statefulset.apps/${s.name} has no rollout to abort (every pod is meant to run ${s.currentRevision ?? 'the current revision'})`);
   }
   return { metadata: { annotations: { [KEYS.abort]: s.updateRevision, [KEYS.paused]: null } } };

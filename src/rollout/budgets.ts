@@ -22,18 +22,20 @@ export function budgetAllows(budgets: readonly BudgetView[]): BudgetAnswer {
 }
 
 /**
- * downAtOnce is how many pods a step from partition `from` to `to` takes down at the same time: one
- * under OrderedReady (the StatefulSet controller replaces one pod and waits for it), up to
- * maxUnavailable under Parallel pod management.
+ * downAtOnce is how many pods a step from partition `from` to `to` takes down at the same time: up to
+ * maxUnavailable, whatever the pod management policy. With the MaxUnavailableStatefulSet feature on, the
+ * StatefulSet controller's rolling update deletes up to maxUnavailable pods at once under OrderedReady
+ * too (its update loop never looks at podManagementPolicy); with it off, the API server drops the field,
+ * so it is absent here and the controller replaces one pod at a time.
  */
 export function downAtOnce(s: Pick<StatefulSetView, 'parallel' | 'maxUnavailable'>, from: number, to: number): number {
   const released = Math.max(0, from - to);
-  return s.parallel ? Math.min(released, Math.max(1, s.maxUnavailable ?? 1)) : Math.min(released, 1);
+  return Math.min(released, Math.max(1, s.maxUnavailable ?? 1));
 }
 
 /**
  * budgetTarget fits a step to the PDBs: where the partition may go from `from` instead of `to`, or why
- * it must hold. Under Parallel with maxUnavailable, a stage that would take down more pods than the
+ * it must hold. With maxUnavailable (either pod management policy), a stage that would take down more pods than the
  * PDBs allow is cut to what they allow (PDB-sized parallelism); the rest of the stage is the next step.
  */
 export function budgetTarget(s: Pick<StatefulSetView, 'parallel' | 'maxUnavailable'>, from: number, to: number, budgets: readonly BudgetView[]): { to: number } | { hold: string } {

@@ -24,6 +24,9 @@ describe('memberOf', () => {
     ['Failed for an older revision', view({ updateRevision: 'r3', annotations: status('Failed', 'r2') }), 0, { failed: false }],
     ['RolledBack', view({ annotations: status('RolledBack', 'r1') }), 0, { pending: false, failed: true }],
     ['Completed', view({ annotations: status('Completed', 'r1') }), 3, { pending: false, started: false, failed: false }],
+    // A scale-up made a pod on r2 before the partition was raised: its status says it was waiting to start.
+    ['queued, scaled up: a pod on the new revision does not start it', view({ updateRevision: 'r2', annotations: { [KEYS.status]: JSON.stringify({ phase: 'Queued', revision: 'r2', waitingToStart: true }) } }), 1, { pending: true, started: false }],
+    ['queued for an older revision: the pod counts', view({ updateRevision: 'r3', annotations: { [KEYS.status]: JSON.stringify({ phase: 'Queued', revision: 'r2', waitingToStart: true }) } }), 1, { pending: true, started: true }],
   ])('%s', (_n, v, updated, want) => expect(memberOf(v, 0, updated, podsOf('a', ['r1', 'r1', 'r1']), NOW)).toMatchObject(want));
 });
 
@@ -35,6 +38,8 @@ describe('memberOf: which pod is down (zone safety)', () => {
     ['a pod terminating', view(), podsOf('a', ['r1', 'r1', 'r1'], (i) => ({ deleting: i === 0 })), 'a-0 is terminating'],
     ['a pod ready but not available yet', view({ minReadySeconds: 30 }), podsOf('a', ['r1', 'r1', 'r1'], (i) => ({ readySinceMs: i === 2 ? NOW - 10_000 : 0 })), 'a-2 is not available yet (minReadySeconds 30)'],
     ['available after minReadySeconds', view({ minReadySeconds: 30 }), podsOf('a', ['r1', 'r1', 'r1'], () => ({ readySinceMs: NOW - 30_000 })), undefined],
+    ['Ready without lastTransitionTime: just ready, not since 1970', view({ minReadySeconds: 30 }), podsOf('a', ['r1', 'r1', 'r1'], (i) => (i === 1 ? { readySinceMs: undefined } : {})), 'a-1 is not available yet (minReadySeconds 30)'],
+    ['Ready without lastTransitionTime and no minReadySeconds: available', view(), podsOf('a', ['r1', 'r1', 'r1'], (i) => (i === 1 ? { readySinceMs: undefined } : {})), undefined],
     ['mid-step: partition lowered, the pod not replaced yet', view({ updateRevision: 'r2', partition: 2 }), podsOf('a', ['r1', 'r1', 'r1']), 'a-2 is about to be replaced (member a is mid-step)'],
     ['between steps: pods above the partition updated', view({ updateRevision: 'r2', partition: 2 }), podsOf('a', ['r1', 'r1', 'r2']), undefined],
     ['pending but not started: pods on the old revision are fine', view({ updateRevision: 'r2' }), podsOf('a', ['r1', 'r1', 'r1']), undefined],

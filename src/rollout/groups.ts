@@ -3,7 +3,7 @@
 // members from its cache; plan() asks whether this one may move.
 import { parseAnnotations } from '../annotations.js';
 import { readStatus } from './status.js';
-import type { GroupMember, PodView, StatefulSetView } from './types.js';
+import type { GroupMember, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 /** groupOf reads the group name and order of an opted-in, valid StatefulSet; undefined if none. */
 export function groupOf(annotations: Record<string, string>): { group: string; order: number } | undefined {
@@ -21,8 +21,8 @@ export function groupOf(annotations: Record<string, string>): { group: string; o
  */
 export function memberOf(s: StatefulSetView, order: number, updatedReplicas: number, pods: readonly PodView[], nowMs: number): GroupMember {
   const pending = s.updateRevision === undefined || s.updateRevision !== s.currentRevision || s.partition < s.replicas || s.observedGeneration < s.generation;
-  const started = pending && (s.partition < s.replicas || (s.updateRevision !== s.currentRevision && updatedReplicas > 0));
   const st = readStatus(s.annotations);
+  const started = pending && hasStarted(s, s.updateRevision !== s.currentRevision ? updatedReplicas : 0, st);
   // A rolled-back member halts the group too: the next zone must not roll the release that just failed.
   const failed = (st?.phase === 'Failed' || st?.phase === 'RolledBack') && st.revision === s.updateRevision;
   const member: GroupMember = { name: s.name, order, pending, started, failed };
@@ -46,10 +46,24 @@ function downPod(s: StatefulSetView, pods: readonly PodView[], nowMs: number): s
     if (!p) return `${name} does not exist`;
     if (p.deleting) return `${name} is terminating`;
     if (!p.ready) return `${name} is not ready`;
-    if ((p.readySinceMs ?? 0) + s.minReadySeconds * 1000 > nowMs) return `${name} is not available yet (minReadySeconds ${s.minReadySeconds})`;
+    // No Ready time (a status written without lastTransitionTime) counts as just ready, never as ready
+    // since 1970: available now only when minReadySeconds asks for no wait.
+    if ((p.readySinceMs ?? nowMs) + s.minReadySeconds * 1000 > nowMs) return `${name} is not available yet (minReadySeconds ${s.minReadySeconds})`;
     if (i >= s.partition && s.updateRevision !== undefined && p.revision !== s.updateRevision) return `${name} is about to be replaced (member ${s.name} is mid-step)`;
   }
   return undefined;
+}
+
+/**
+ * hasStarted: a member's rollout has moved, so it finishes before another member starts. The partition
+ * below replicas, or pods on the update revision, say so; but pods that a scale-up created on the update
+ * revision before the partition was raised (see plan's growthRaise) do not start a rollout that its
+ * status says was still waiting to start for this revision.
+ */
+export function hasStarted(s: Pick<StatefulSetView, 'partition' | 'replicas' | 'updateRevision'>, updated: number, status: RolloutStatus | undefined): boolean {
+  if (s.partition < s.replicas) return true;
+  if (updated === 0) return false;
+  return !(status?.waitingToStart === true && status.revision === s.updateRevision);
 }
 
 const before = (a: { order: number; name: string }, b: { order: number; name: string }) => a.order < b.order || (a.order === b.order && a.name < b.name);

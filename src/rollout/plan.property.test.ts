@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { stepFloor } from '../../test/support/step-floor.js';
 import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
-import type { Memory, PlanInput, PodView, StatefulSetView } from './types.js';
+import type { BudgetView, Memory, PlanInput, PodView, StatefulSetView } from './types.js';
 
 const RUNS = Number(process.env.PHASED_ROLLOUT_FUZZ_RUNS ?? 5000);
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -30,9 +30,18 @@ const observed = fc
     steps: fc.constantFrom(undefined, undefined, '1,50%,100%', '2,100%', '34%,100%', '100%', '1,pause,100%'),
     onFailure: fc.constantFrom(undefined, 'halt', 'rollback'),
     deadline: fc.constantFrom(undefined, undefined, '1', '30'),
-    status: fc.constantFrom(undefined, undefined, 'Checking', 'Checking', 'Completed', 'Failed', 'Paused', 'Idle'),
+    status: fc.constantFrom(undefined, undefined, 'Checking', 'Checking', 'Completed', 'Failed', 'Paused', 'Idle', 'RollingBack', 'Queued'),
+    /** The replicas the status was written for: below replicas is a scale through the scale subresource. */
+    statusReplicas: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    previous: fc.constantFrom(undefined, 'r0', 'r1'),
+    failed: fc.constantFrom(undefined, undefined, 'r1', 'r2'),
+    /** MaxUnavailableStatefulSet: up to maxUnavailable pods at once, under either pod management policy. */
+    parallel: fc.boolean(),
+    maxUnavailable: fc.constantFrom(undefined, undefined, 2, 3),
+    budgets: fc.oneof({ arbitrary: fc.constant([] as { allowed: number; behind: boolean }[]), weight: 2 }, { arbitrary: fc.array(fc.record({ allowed: fc.integer({ min: 0, max: 3 }), behind: fc.constantFrom(false, false, false, true) }), { minLength: 1, maxLength: 2 }), weight: 1 }),
     pods: fc.array(
-      fc.record({ present: fc.constantFrom(true, true, true, false), rev: fc.constantFrom(...REVS), ready: fc.constantFrom(true, true, false), readyAgoMs: fc.integer({ min: 0, max: 60_000 }), deleting: fc.constantFrom(false, false, false, true) }),
+      // readyAgoMs below 0: a node clock ahead of ours; `noTime`: Ready without lastTransitionTime.
+      fc.record({ present: fc.constantFrom(true, true, true, false), rev: fc.constantFrom(...REVS), ready: fc.constantFrom(true, true, false), readyAgoMs: fc.integer({ min: -30_000, max: 600_000 }), noTime: fc.constantFrom(false, false, false, true), deleting: fc.constantFrom(false, false, false, true) }),
       { minLength: 8, maxLength: 8 },
     ),
   })
@@ -50,7 +59,12 @@ const observed = fc
     if (o.steps) annotations[KEYS.steps] = o.steps;
     if (o.onFailure) annotations[KEYS.onFailure] = o.onFailure;
     if (o.deadline) annotations[KEYS.progressDeadlineSeconds] = o.deadline;
-    if (o.status) annotations[KEYS.status] = JSON.stringify({ phase: o.status, revision: o.update, partition: o.partition, replicas: o.replicas, updated: 0, message: '', since: '' });
+    if (o.status) {
+      const st: Record<string, unknown> = { phase: o.status, revision: o.update, partition: o.partition, replicas: o.statusReplicas ?? o.replicas, updated: 0, message: '', since: '' };
+      if (o.previous) st.previousRevision = o.previous;
+      if (o.failed) Object.assign(st, { failedRevision: o.failed, failureReason: 'FailureThreshold' });
+      annotations[KEYS.status] = JSON.stringify(st);
+    }
     const sts: StatefulSetView = {
       namespace: 'ns',
       name: 'db',
@@ -64,12 +78,17 @@ const observed = fc
       updateRevision: o.update,
       annotations,
       ...(o.current ? { currentRevision: o.current } : {}),
+      ...(o.parallel ? { parallel: true } : {}),
+      ...(o.maxUnavailable ? { maxUnavailable: o.maxUnavailable } : {}),
     };
+    const budgets: BudgetView[] = o.budgets.map((b, k) => ({ name: `pdb-${k}`, generation: 2, observedGeneration: b.behind ? 1 : 2, disruptionsAllowed: b.allowed, currentHealthy: 3, desiredHealthy: 3 - b.allowed }));
     const pods: PodView[] = o.pods.flatMap((g, index) => {
       const p = o.healthy ? { ...g, present: true, ready: true, deleting: false, readyAgoMs: 10_000 + g.readyAgoMs, rev: index >= o.partition ? o.update : g.rev } : g;
-      return p.present ? [{ name: `db-${index + o.start}`, uid: `u${index}`, index, revision: p.rev, ready: p.ready, readySinceMs: p.ready ? T0 - p.readyAgoMs : undefined, deleting: p.deleting } as PodView] : [];
+      const view: PodView = { name: `db-${index + o.start}`, uid: `u${index}`, index, revision: p.rev, ready: p.ready, deleting: p.deleting };
+      if (p.ready && !p.noTime) view.readySinceMs = T0 - p.readyAgoMs;
+      return p.present ? [view] : [];
     });
-    return { sts, pods, success: o.success };
+    return { sts, pods, budgets, success: o.success };
   });
 
 const memory = fc.option(
@@ -80,14 +99,26 @@ const memory = fc.option(
     streak: fc.integer({ min: 0, max: 5 }),
     failures: fc.integer({ min: 0, max: 5 }),
     replicas: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
-    availableAtMs: fc.option(fc.integer({ min: T0 - 120_000, max: T0 }), { nil: undefined }),
+    podsKey: fc.option(fc.constantFrom('u0@1,u1@2', ''), { nil: undefined }),
+    podsSeenAtMs: fc.option(fc.integer({ min: T0 - 120_000, max: T0 }), { nil: undefined }),
     lastCheckAtMs: fc.option(fc.integer({ min: T0 - 10_000, max: T0 }), { nil: undefined }),
     reverting: fc.option(fc.boolean(), { nil: undefined }),
   }),
   { nil: undefined },
 );
 
-const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'fail', 'error'), { minLength: 0, maxLength: 6 });
+const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'pass', 'fail', 'error'), { minLength: 0, maxLength: 8 });
+
+/**
+ * rollbackAfterLastStep: the status says this controller is rolling back from the current revision
+ * (made current by the StatefulSet controller after the last step) to the update revision, the one it
+ * recorded as where the rollout started.
+ */
+function rollbackAfterLastStep(sts: StatefulSetView): boolean {
+  const raw = sts.annotations[KEYS.status];
+  const st = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+  return st?.phase === 'RollingBack' && st.failedRevision === sts.currentRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
+}
 
 /**
  * mayLower is the oracle: may plan() move the partition from `from` down to `to` on this input? Only
@@ -105,6 +136,7 @@ function mayLower(i: PlanInput, success: number, to: number): string | undefined
   const byIndex = new Map(pods.filter((p) => p.index < sts.replicas).map((p) => [p.index, p]));
   const stale = [...byIndex.values()].some((p) => p.revision !== sts.updateRevision);
   if (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision && stale) return to === 0 ? undefined : 'a revert goes to 0';
+  if (rollbackAfterLastStep(sts)) return to === 0 ? undefined : 'a rollback goes to 0';
   const m = i.memory;
   if (!m || m.revision !== sts.updateRevision || m.reverting) return 'lowered without a streak for this revision in memory';
   if (m.streak < success) return `lowered on a streak of ${m.streak} < ${success}`;
@@ -116,6 +148,14 @@ function mayLower(i: PlanInput, success: number, to: number): string | undefined
   }
   const floor = stepFloor(p, sts.replicas, ann[KEYS.steps], (j) => byIndex.get(j)?.revision !== sts.updateRevision);
   if (to < floor) return `lowered to ${to}, past ${floor} (more than one step)`;
+  // PodDisruptionBudgets: the StatefulSet controller takes down up to maxUnavailable pods at once
+  // (MaxUnavailableStatefulSet, whatever the pod management policy), and each PDB must allow that many.
+  const budgets = i.budgets ?? [];
+  const down = Math.min(p - to, Math.max(1, sts.maxUnavailable ?? 1));
+  for (const b of budgets) {
+    if (b.observedGeneration < b.generation) return `lowered while PDB ${b.name} has no status for its spec`;
+    if (b.disruptionsAllowed < down) return `lowered ${p} -> ${to} (${down} pods down at once) while PDB ${b.name} allows ${b.disruptionsAllowed}`;
+  }
   return undefined;
 }
 
@@ -123,14 +163,17 @@ describe('plan() over generated states', () => {
   it('never lowers the partition unless the oracle allows it, fed back verdicts included', () => {
     const seen = { forward: 0, other: 0 };
     fc.assert(
-      fc.property(observed, memory, verdicts, ({ sts, pods, success }, mem, results) => {
-        let input: PlanInput = { sts, pods, nowMs: T0, memory: mem as Memory | undefined, defaultPrometheusUrl: 'http://prom:9090' };
+      fc.property(observed, memory, verdicts, ({ sts, pods, budgets, success }, mem, results) => {
+        let input: PlanInput = { sts, pods, budgets, nowMs: T0, memory: mem as Memory | undefined, defaultPrometheusUrl: 'http://prom:9090' };
         let r = plan(input);
-        for (let k = 0; ; k++) {
+        let k = 0;
+        for (let waits = 0; ; ) {
           for (const a of r.actions) {
-            // A rollback only ever restores the known-good revision, never while paused.
+            // A rollback only ever restores the known-good revision (the current one, or after the last
+            // step the one the status recorded as where the rollout started), never while paused.
             if (a.type === 'restoreTemplate') {
-              expect(a.revision).toBe(sts.currentRevision);
+              const st = JSON.parse(sts.annotations[KEYS.status] ?? '{}') as Record<string, unknown>;
+              expect(a.revision).toBe(sts.currentRevision !== sts.updateRevision ? sts.currentRevision : st.previousRevision);
               expect(sts.annotations[KEYS.paused]).not.toBe('true');
             }
             if (a.type !== 'setPartition') continue;
@@ -141,10 +184,19 @@ describe('plan() over generated states', () => {
               else seen.other++;
             }
           }
+          if (r.actions.some((a) => a.type === 'setPartition' || a.type === 'restoreTemplate')) break; // the view changes now
           const result = results[k];
-          if (!r.check || !r.memory || result === undefined) break;
+          if (!r.memory || result === undefined) break;
+          if (!r.check) {
+            // Not due yet (a period, the initial delay): look again when the planner asks, as the queue does.
+            if (r.requeueAfterMs === undefined || r.requeueAfterMs > 5000 || ++waits > 8) break;
+            input = { ...input, nowMs: input.nowMs + r.requeueAfterMs, memory: r.memory };
+            r = plan(input);
+            continue;
+          }
           // As the reconciler does: record the verdict, plan again on the same view.
-          input = { ...input, nowMs: T0 + k + 1, memory: recordVerdict(r.memory, { result, detail: result }, T0 + k + 1) };
+          k++;
+          input = { ...input, memory: recordVerdict(r.memory, { result, detail: result }, input.nowMs) };
           r = plan(input);
         }
       }),
@@ -155,12 +207,50 @@ describe('plan() over generated states', () => {
     expect(seen.other).toBeGreaterThan(RUNS / 200);
   });
 
+  it('a scale-up beyond the replicas on record is held back whatever the phase: raised, nothing lowered', () => {
+    let raised = 0;
+    fc.assert(
+      fc.property(observed, memory, ({ sts, pods, budgets }, mem) => {
+        const raw = sts.annotations[KEYS.status];
+        const st = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+        const pinned = Math.min(typeof st?.replicas === 'number' ? st.replicas : Infinity, mem?.replicas ?? Infinity);
+        const rolling = sts.currentRevision !== undefined && sts.currentRevision !== sts.updateRevision && !mem?.reverting && st?.phase !== 'RollingBack';
+        const bypass = sts.annotations[KEYS.standardRollingUpdate] === 'true';
+        if (!rolling || bypass || !(sts.replicas > pinned) || sts.partition >= sts.replicas) return;
+        const r = plan({ sts, pods, budgets, nowMs: T0, memory: mem as Memory | undefined, defaultPrometheusUrl: 'http://prom:9090' });
+        const moves = r.actions.filter((a) => a.type === 'setPartition');
+        expect(moves).toEqual([{ type: 'setPartition', from: sts.partition, to: sts.replicas }]);
+        expect(r.check).toBeUndefined();
+        raised++;
+      }),
+      { numRuns: RUNS },
+    );
+    expect(raised).toBeGreaterThan(RUNS / 200);
+  });
+
+  it('a pod whose UID or Ready time changed since the streak was counted never lets the streak step, whatever the clock skew', () => {
+    fc.assert(
+      fc.property(observed, fc.integer({ min: 0, max: 7 }), fc.integer({ min: -600_000, max: 600_000 }), fc.boolean(), ({ sts, pods, budgets, success }, which, shift, replace) => {
+        const first = plan({ sts, pods, budgets, nowMs: T0, defaultPrometheusUrl: 'http://prom:9090' });
+        if (!first.memory?.podsKey) return;
+        const target = pods.find((p) => p.index === which && p.index < sts.replicas && p.ready);
+        if (!target) return;
+        const changed = pods.map((p) => (p !== target ? p : replace ? { ...p, uid: `${p.uid}-b` } : { ...p, readySinceMs: (p.readySinceMs ?? T0) + (shift === 0 ? 1 : shift) }));
+        const m: Memory = { ...first.memory, streak: success + 1, lastCheckAtMs: T0 };
+        const r = plan({ sts, pods: changed, budgets, nowMs: T0 + 1, memory: m, defaultPrometheusUrl: 'http://prom:9090' });
+        const forward = r.actions.some((a) => a.type === 'setPartition' && a.to < a.from && a.to > 0);
+        expect(forward).toBe(false);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('after a restart (memory dropped) it never takes a forward step', () => {
     fc.assert(
       fc.property(observed, ({ sts, pods }) => {
         const r = plan({ sts, pods, nowMs: T0, defaultPrometheusUrl: 'http://prom:9090' });
         const lowered = r.actions.filter((a) => a.type === 'setPartition' && a.to < a.from);
-        const revertOrBypass = sts.annotations[KEYS.standardRollingUpdate] === 'true' || (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision);
+        const revertOrBypass = sts.annotations[KEYS.standardRollingUpdate] === 'true' || (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision) || rollbackAfterLastStep(sts);
         if (!revertOrBypass) expect(lowered).toEqual([]);
       }),
       { numRuns: RUNS },

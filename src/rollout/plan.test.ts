@@ -1,6 +1,7 @@
 import { KEYS } from '../annotations.js';
 import { plan, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
+import { hasStarted } from './groups.js';
 import type { Action, BudgetView, GroupMember, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -275,9 +276,9 @@ describe('plan: steps', () => {
     const { partitions, messages } = roll({ ...FAST, [KEYS.steps]: '1,50%,100%' });
     expect(partitions).toEqual([9, 5, 0]);
     expect(messages).toEqual([
-      'partition 10 -> 9 after 2/2 passing checks; pod db-9 rolls next (step 1 of 3)',
-      'partition 9 -> 5 after 2/2 passing checks; pods db-5..db-8 roll next (step 2 of 3)',
-      'partition 5 -> 0 after 2/2 passing checks; pods db-0..db-4 roll next (step 3 of 3)',
+      'partition 10 -> 9 after 2/2 passing checks of revision new; pod db-9 rolls next (step 1 of 3)',
+      'partition 9 -> 5 after 2/2 passing checks of revision new; pods db-5..db-8 roll next (step 2 of 3)',
+      'partition 5 -> 0 after 2/2 passing checks of revision new; pods db-0..db-4 roll next (step 3 of 3)',
     ]);
     // At 0 every pod is updated: the gate runs in full once more before Completed.
     const done = runChecks(input(sts({ ann: { ...FAST, [KEYS.steps]: '1,50%,100%' }, replicas: 10, partition: 0 }), pods(Array(10).fill('new'))), ['pass', 'pass']);
@@ -755,7 +756,7 @@ describe('plan: revert, new revisions, stranded pods, scaling', () => {
 
   it('status is written on phase/partition/revision/gate changes and on a growing streak, never for a repeated fail or error', () => {
     const ann = { ...FAST, [KEYS.successThreshold]: '3' };
-    const i = input(sts({ ann, status: { phase: 'Checking', partition: 3, gate: 'passing', streak: 1 } }), pods(['old', 'old', 'old']));
+    const i = input(sts({ ann, status: { phase: 'Checking', partition: 3, gate: 'passing', streak: 1, previousRevision: 'old' } }), pods(['old', 'old', 'old']));
     const m: Memory = { ...plan(i).memory!, streak: 1, lastCheckAtMs: T0 - 500, lastVerdict: { result: 'pass', detail: '' } };
     expect(of(plan({ ...i, memory: m }), 'writeStatus')).toEqual([]);
     // A pass that advances the streak is shown (at most success-threshold writes per step).
@@ -872,9 +873,9 @@ describe('plan: safety review regressions', () => {
     const lagging = plan(input(sts({ partition: 2, replicas: 5, generation: 3, observedGeneration: 2 }), p, T0 + 1000, seen.memory));
     expect(partitionMoves(lagging)).toEqual([5]);
     expect(lagging.memory?.replicas).toBe(5);
-    // ...but paused still holds everything.
+    // Paused holds everything but this: raising the partition is the safe direction (issue 23 item 3).
     const pausedAnn = { ...FAST, [KEYS.paused]: 'true' };
-    expect(partitionMoves(plan(input(sts({ ann: pausedAnn, partition: 2, replicas: 5, generation: 3, observedGeneration: 2 }), p, T0 + 1000, seen.memory)))).toEqual([]);
+    expect(partitionMoves(plan(input(sts({ ann: pausedAnn, partition: 2, replicas: 5, generation: 3, observedGeneration: 2 }), p, T0 + 1000, seen.memory)))).toEqual([5]);
   });
 
   it('a revert restored by this process re-pins without a gate; after a restart it verifies first', () => {
@@ -884,5 +885,210 @@ describe('plan: safety review regressions', () => {
     const back = sts({ updateRevision: 'old', currentRevision: 'old', partition: 0 });
     expect(plan(input(back, pods(['old', 'old', 'old']), T0 + 1000, r.memory)).phase).toBe('Idle');
     expect(plan(input(back, pods(['old', 'old', 'old']), T0 + 1000)).phase).toBe('Checking');
+  });
+});
+
+// The second safety review (PDBs under OrderedReady, rollback after the last step, durable scale-up
+// protection, give-up while a pod is down, restarts under clock skew, Ready without a time, Events of
+// two revisions). Each row failed before its fix.
+describe('plan: safety review 2', () => {
+  const pdb = (allowed: number): BudgetView => ({ name: 'pg', generation: 1, observedGeneration: 1, disruptionsAllowed: allowed, currentHealthy: 6, desiredHealthy: 5 });
+  const RB = { ...FAST, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+  const restoreOf = (r: PlanResult) => of(r, 'restoreTemplate').map((a) => a.revision);
+
+  it('1: OrderedReady with maxUnavailable: a stage is cut to what the PDB allows, as under Parallel', () => {
+    const s = sts({ replicas: 6, partition: 5, maxUnavailable: 3, ann: { ...FAST, [KEYS.steps]: '1,5,100%' } });
+    const r = runChecks({ ...input(s, pods(['old', 'old', 'old', 'old', 'old', 'new'])), budgets: [pdb(1)] }, ['pass', 'pass']).r;
+    expect(partitionMoves(r)).toEqual([4]);
+    expect(of(r, 'event').find((e) => e.reason === 'PartitionLowered')?.message).toContain('cut to 1 pod(s) by the PodDisruptionBudgets');
+    // Without maxUnavailable (the feature off: the API server drops the field) the stage is one pod at a time.
+    const one = sts({ replicas: 6, partition: 5, ann: { ...FAST, [KEYS.steps]: '1,5,100%' } });
+    expect(partitionMoves(runChecks({ ...input(one, pods(['old', 'old', 'old', 'old', 'old', 'new'])), budgets: [pdb(1)] }, ['pass', 'pass']).r)).toEqual([1]);
+  });
+
+  describe('2: a rollback after the last step', () => {
+    // The final check at partition 0: the StatefulSet controller has already made `new` current.
+    const final = (o: Partial<StatefulSetView> & { ann?: Record<string, string> } = {}, status: Partial<RolloutStatus> = {}) =>
+      sts({ ann: { ...RB, [KEYS.steps]: '1,100%' }, partition: 0, currentRevision: 'new', status: { phase: 'Checking', partition: 0, previousRevision: 'old', ...status }, ...o });
+
+    it('the revision the rollout started from is recorded at every status write while it rolls', () => {
+      const stepped = runChecks(input(sts({ ann: RB, partition: 1 }), pods(['old', 'new', 'new'])), ['pass', 'pass']).r;
+      expect(partitionMoves(stepped)).toEqual([0]);
+      expect(statusOf(stepped)).toMatchObject({ partition: 0, previousRevision: 'old' });
+      // Once `new` is current, the record is carried on, and dropped at Completed.
+      const carried = plan(input(final({}, { gate: 'passing', streak: 0 }), pods(['new', 'new', 'new'])));
+      expect(carried.phase).toBe('Checking');
+      const done = runChecks(input(final(), pods(['new', 'new', 'new'])), ['pass', 'pass']).r;
+      expect(done.phase).toBe('Completed');
+      expect(statusOf(done)?.previousRevision).toBeUndefined();
+    });
+
+    it.each([
+      ['three pods, steps 1,100%', 3, ['new', 'new', 'new']],
+      ['replicas 1', 1, ['new']],
+    ])('failure-threshold at the final check rolls back to the previous revision: %s', (_n, replicas, revs) => {
+      const r = runChecks(input(final({ replicas }), pods(revs)), ['fail', 'fail']).r;
+      expect(r.phase).toBe('RollingBack');
+      expect(restoreOf(r)).toEqual(['old']);
+      expect(statusOf(r)).toMatchObject({ phase: 'RollingBack', failedRevision: 'new', previousRevision: 'old', failureReason: 'FailureThreshold' });
+    });
+
+    it('an abort at the final check rolls back too', () => {
+      const r = plan(input(final({ ann: { ...FAST, [KEYS.abort]: 'new' } }), pods(['new', 'new', 'new'])));
+      expect(restoreOf(r)).toEqual(['old']);
+      expect(statusOf(r)).toMatchObject({ failureReason: 'Aborted' });
+    });
+
+    it('a progress deadline at partition 0 rolls back too', () => {
+      const ann = { ...RB, [KEYS.progressDeadlineSeconds]: '60' };
+      const first = plan(input(final({ ann }), pods(['new', 'new', 'new!'])));
+      const late = plan(input(final({ ann }), pods(['new', 'new', 'new!']), T0 + 60_000, first.memory));
+      expect(restoreOf(late)).toEqual(['old']);
+      expect(statusOf(late)?.failureReason).toBe('ProgressDeadlineExceeded');
+    });
+
+    it('the restored template is rolled out without a gate, then RolledBack and pinned again', () => {
+      const rolling = { phase: 'RollingBack' as const, revision: 'new', partition: 0, failedRevision: 'new', failureReason: 'FailureThreshold' as const, previousRevision: 'old' };
+      // Template back: update revision `old`, current still `new`: a revert, not a gated rollout.
+      const s = sts({ ann: RB, partition: 0, updateRevision: 'old', currentRevision: 'new', status: rolling });
+      const r = plan(input(s, pods(['new', 'new', 'new!'])));
+      expect(r.phase).toBe('RollingBack');
+      expect(r.check).toBeUndefined();
+      expect(partitionMoves(r)).toEqual([]);
+      expect(of(r, 'deletePod').map((d) => d.name)).toEqual(['db-2']);
+      // The webhook or anyone having pinned it meanwhile: lowered to 0 without a gate.
+      const pinned = plan(input(sts({ ann: RB, partition: 3, updateRevision: 'old', currentRevision: 'new', status: statusOf(r) }), pods(['new', 'new', 'new'])));
+      expect(partitionMoves(pinned)).toEqual([0]);
+      expect(pinned.check).toBeUndefined();
+      // Every pod back, current not yet: still rolling back, no gate.
+      const back = plan(input(sts({ ann: RB, partition: 0, updateRevision: 'old', currentRevision: 'new', status: statusOf(r) }), pods(['old', 'old', 'old'])));
+      expect(back.phase).toBe('RollingBack');
+      expect(back.check).toBeUndefined();
+      const done = plan(input(sts({ ann: RB, partition: 0, updateRevision: 'old', currentRevision: 'old', status: statusOf(r) }), pods(['old', 'old', 'old'])));
+      expect(done.phase).toBe('RolledBack');
+      expect(partitionMoves(done)).toEqual([3]);
+      // The failed revision re-applied later is held.
+      const again = plan(input(sts({ ann: RB, partition: 3, status: statusOf(done) }), pods(['old', 'old', 'old'])));
+      expect(again.phase).toBe('Failed');
+      expect(again.check).toBeUndefined();
+    });
+
+    it('a rollback whose template patch did not land is made again', () => {
+      const rolling = { phase: 'RollingBack' as const, revision: 'new', partition: 0, failedRevision: 'new', failureReason: 'FailureThreshold' as const, previousRevision: 'old' };
+      const r = plan(input(sts({ ann: RB, partition: 0, currentRevision: 'new', status: rolling }), pods(['new', 'new', 'new'])));
+      expect(restoreOf(r)).toEqual(['old']);
+      expect(r.phase).toBe('RollingBack');
+    });
+
+    it('with no previous revision on record (a status of an older controller), Failed says why', () => {
+      const r = runChecks(input(final({}, { previousRevision: undefined }), pods(['new', 'new', 'new'])), ['fail', 'fail']).r;
+      expect(r.phase).toBe('Failed');
+      expect(restoreOf(r)).toEqual([]);
+      expect(statusOf(r)?.message).toContain('no earlier revision is on record to roll back to');
+    });
+  });
+
+  describe('3: a scale-up is held back in every phase, from durable state', () => {
+    const grown = (o: Partial<StatefulSetView> & { ann?: Record<string, string> }, status: Partial<RolloutStatus>) => sts({ partition: 2, replicas: 6, status: { partition: 2, replicas: 3, ...status }, ...o });
+    const six = pods(['old', 'old', 'new', '-', '-', '-']);
+    const rows: [string, StatefulSetView, GroupMember[]][] = [
+      ['Failed (on-failure: halt)', grown({}, { phase: 'Failed' }), []],
+      ['paused', grown({ ann: { ...FAST, [KEYS.paused]: 'true' } }, { phase: 'Paused' }), []],
+      ['paused at a promotion step', grown({ ann: { ...FAST, [KEYS.steps]: 'pause,100%' } }, { phase: 'Paused', promotion: 1 }), []],
+      ['a group member halted by a failed peer', grown({ ann: { ...FAST, [KEYS.group]: 'zones' } }, { phase: 'Queued' }), [{ name: 'a', order: 0, pending: true, started: true, failed: true }]],
+      ['after a restart (no memory), while checking', grown({}, { phase: 'Checking' }), []],
+      ['the update revision held after a rollback', grown({}, { phase: 'RolledBack', revision: 'old', failedRevision: 'new' }), []],
+    ];
+    it.each(rows)('%s', (_n, s, group) => {
+      const r = plan({ ...input(s, six), group });
+      expect(partitionMoves(r)).toEqual([6]);
+      expect(events(r)).toEqual(['PartitionRaised']);
+      expect(r.check).toBeUndefined();
+    });
+
+    it('nothing is raised when every pod is meant to run the current revision, nor in a bypass', () => {
+      expect(partitionMoves(plan(input(sts({ partition: 3, replicas: 6, currentRevision: 'new', status: { phase: 'Completed', partition: 3, replicas: 3 } }), pods(['new', 'new', 'new']))))).toEqual([6]); // the idle re-pin
+      expect(events(plan(input(sts({ partition: 3, replicas: 6, currentRevision: 'new', status: { phase: 'Completed', partition: 3, replicas: 3 } }), pods(['new', 'new', 'new']))))).not.toContain('PartitionRaised');
+      const bypass = sts({ partition: 0, replicas: 6, ann: { ...FAST, [KEYS.standardRollingUpdate]: 'true' }, status: { phase: 'Bypassed', partition: 0, replicas: 3 } });
+      expect(partitionMoves(plan(input(bypass, pods(['new', 'new', 'new']))))).toEqual([]);
+      // A revert restores every pod, the new ones included, to the known-good revision: no raise.
+      const revert = sts({ partition: 0, replicas: 6, updateRevision: 'old', status: { phase: 'RollingBack', partition: 0, replicas: 3 } });
+      expect(events(plan(input(revert, pods(['old', 'new', 'new']))))).not.toContain('PartitionRaised');
+    });
+
+    it('a queued group member scaled up is raised and stays queued: pods a scale-up made do not start it', () => {
+      const ann = { ...FAST, [KEYS.group]: 'zones', [KEYS.groupOrder]: '1' };
+      const a: GroupMember = { name: 'a', order: 0, pending: true, started: true, failed: false };
+      const queued = plan({ ...input(sts({ ann }), pods(['old', 'old', 'old'])), group: [a] });
+      expect(statusOf(queued)).toMatchObject({ phase: 'Queued', waitingToStart: true });
+      // Scaled 3 -> 5 through the scale subresource: raised before anything else.
+      const scaled = plan({ ...input(sts({ ann, replicas: 5, status: statusOf(queued) }), pods(['old', 'old', 'old', 'new!'])), group: [a] });
+      expect(partitionMoves(scaled)).toEqual([5]);
+      // Raised, with pod 3 created on the new revision before the raise: still queued, no gate.
+      const after = plan({ ...input(sts({ ann, replicas: 5, partition: 5, status: statusOf(queued) }), pods(['old', 'old', 'old', 'new', 'old'])), group: [a] });
+      expect(after.phase).toBe('Queued');
+      expect(after.check).toBeUndefined();
+      expect(partitionMoves(after)).toEqual([]);
+      // ...and the other members do not see it as started either.
+      expect(hasStarted({ partition: 5, replicas: 5, updateRevision: 'new' }, 1, statusOf(after))).toBe(false);
+      expect(hasStarted({ partition: 5, replicas: 5, updateRevision: 'new' }, 1, undefined)).toBe(true);
+    });
+
+    it('a paused rollout scaled up and resumed judges the new pods one at a time', () => {
+      const ann = { ...FAST, [KEYS.paused]: 'true' };
+      const r = plan(input(sts({ ann, partition: 2, replicas: 5, status: { phase: 'Paused', partition: 2, replicas: 3 } }), pods(['old', 'old', 'new'])));
+      expect(partitionMoves(r)).toEqual([5]);
+      const resumed = runChecks(input(sts({ partition: 5, replicas: 5, status: { phase: 'Paused', partition: 5, replicas: 5 } }), pods(['old', 'old', 'new', 'old', 'old'])), ['pass', 'pass']);
+      expect(partitionMoves(resumed.r)).toEqual([4]);
+    });
+  });
+
+  it('4: give-up is judged before the pods: a pod down at the threshold does not defer a rollback', () => {
+    const i = input(sts({ ann: RB, partition: 2 }), pods(['old', 'old', 'new']));
+    const two = runChecks(i, ['fail']);
+    const r = plan(input(sts({ ann: RB, partition: 2 }), pods(['old', 'old', 'new']), two.now + 1000, two.memory));
+    const failed = recordVerdict(r.memory!, { result: 'fail', detail: 'crash loop' }, two.now + 1000);
+    // The re-plan right after the second fail sees the rolled pod crash-looping (not ready).
+    const down = plan(input(sts({ ann: RB, partition: 2 }), pods(['old', 'old', 'new!']), two.now + 1000, failed));
+    expect(down.phase).toBe('RollingBack');
+    expect(restoreOf(down)).toEqual(['old']);
+    const halt = plan(input(sts({ partition: 2, ann: { ...RB, [KEYS.onFailure]: 'halt' } }), pods(['old', 'old', 'new!']), two.now + 1000, failed));
+    expect(halt.phase).toBe('Failed');
+  });
+
+  it('5: a pod restarted unseen is caught by its (UID, Ready time), even behind a node clock 120 s slow', () => {
+    const s = sts({ partition: 2 });
+    const up = pods(['old', 'old', 'new'], { readySinceMs: T0 - 60_000 });
+    const one = runChecks(input(s, up), ['pass']);
+    expect(one.memory?.streak).toBe(1);
+    // db-0 restarted between two reconciles on a node whose clock is 120 s behind: its new Ready time
+    // is older than the others', so the newest Ready time did not change.
+    const restarted = up.map((p) => (p.index === 0 ? { ...p, readySinceMs: T0 - 120_000 } : p));
+    const r = runChecks(input(s, restarted, one.now + 1000, one.memory), ['pass']);
+    expect(partitionMoves(r.r)).toEqual([]);
+    expect(r.memory?.streak).toBe(1);
+    // A replaced pod (new UID, same second) too.
+    const replaced = up.map((p) => (p.index === 1 ? { ...p, uid: 'uid-1b' } : p));
+    expect(partitionMoves(runChecks(input(s, replaced, one.now + 1000, one.memory), ['pass']).r)).toEqual([]);
+  });
+
+  it('5: a Ready pod without lastTransitionTime counts as just ready, not ready since 1970', () => {
+    const ann = { ...FAST, [KEYS.initialDelaySeconds]: '30' };
+    const s = sts({ ann, partition: 2 });
+    const settled = pods(['old', 'old', 'new'], { readySinceMs: T0 - 600_000 });
+    const seen = plan(input(s, settled, T0 - 100_000)).memory!;
+    const noTime = settled.map((p) => (p.index === 2 ? { ...p, uid: 'uid-2b', readySinceMs: undefined } : p));
+    expect(plan(input(s, noTime, T0, seen)).phase).toBe('Baking');
+    // With minReadySeconds, it is available that long after this process first saw it.
+    const min = sts({ partition: 2, minReadySeconds: 10 });
+    const w = plan(input(min, noTime, T0, plan(input(min, settled, T0 - 100_000)).memory));
+    expect(w.phase).toBe('WaitingForPods');
+    expect(plan(input(min, noTime, T0 + 10_000, w.memory)).phase).toBe('Checking');
+  });
+
+  it('5: the PartitionLowered Events of two revisions differ, so the API server never merges them', () => {
+    const lowered = (rev: string) => of(runChecks(input(sts({ updateRevision: rev }), pods(['old', 'old', 'old'])), ['pass', 'pass']).r, 'event').find((e) => e.reason === 'PartitionLowered')?.message;
+    expect(lowered('web-1')).toBe('partition 3 -> 2 after 2/2 passing checks of revision web-1; pod db-2 rolls next');
+    expect(lowered('web-1')).not.toBe(lowered('web-2'));
   });
 });

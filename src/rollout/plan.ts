@@ -6,7 +6,7 @@ import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } fro
 import { renderQuery, renderUrl } from '../gate-templates.js';
 import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
-import { groupHold, groupWait } from './groups.js';
+import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
 
@@ -16,10 +16,24 @@ export function recordVerdict(m: Memory, v: Verdict, nowMs: number): Memory {
   return { ...m, streak: v.result === 'pass' ? m.streak + 1 : 0, failures, lastCheckAtMs: nowMs, lastVerdict: v };
 }
 
-/** availableAtMs is when a pod counts as available (ready for minReadySeconds), or undefined if not ready. */
-function availableAtMs(p: PodView, minReadySeconds: number): number | undefined {
+/**
+ * availableAtMs is when a pod counts as available (ready for minReadySeconds), or undefined if not ready.
+ * A Ready condition without lastTransitionTime counts as having become ready when this process first saw
+ * the pods as they are (`seenAtMs`), never as ready since 1970.
+ */
+function availableAtMs(p: PodView, minReadySeconds: number, seenAtMs: number): number | undefined {
   if (!p.ready || p.deleting) return undefined;
-  return (p.readySinceMs ?? 0) + minReadySeconds * 1000;
+  return (p.readySinceMs ?? seenAtMs) + minReadySeconds * 1000;
+}
+
+/** podsKeyOf fingerprints every pod's identity and Ready time: a restart or replacement changes it. */
+function podsKeyOf(byIndex: Map<number, PodView>, replicas: number): string {
+  const parts: string[] = [];
+  for (let i = 0; i < replicas; i++) {
+    const p = byIndex.get(i);
+    parts.push(p ? `${p.uid}@${p.readySinceMs ?? '-'}` : '');
+  }
+  return parts.join(',');
 }
 
 interface Ctx {
@@ -27,6 +41,8 @@ interface Ctx {
   prev: RolloutStatus | undefined;
   revision: string;
   updated: number;
+  /** The revision this rollout started from, while it is unfinished (RolloutStatus.previousRevision). */
+  previous?: string;
   actions: Action[];
   /** Fields of the status beyond the common ones (e.g. the step waiting for promotion). */
   status?: Partial<RolloutStatus>;
@@ -51,6 +67,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   if (ROLLING.has(phase) && memory?.revision === c.revision) next.streak = memory.streak;
   // The last rolled-back revision stays on record until the status is cleared (a retry).
   if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
+  if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack')) next.previousRevision = c.previous;
   Object.assign(next, c.status);
   const actions = [...c.actions];
   if (statusChanged(c.prev, next)) {
@@ -82,28 +99,37 @@ export function plan(input: PlanInput): PlanResult {
   if (parsed.optIn === 'absent' || parsed.optIn === 'off') {
     return { phase: null, actions: prev ? [{ type: 'removeStatus' }] : [] };
   }
-  // The API server has not caught up with the spec yet: its status would mislead us. Only a growth of
-  // replicas cannot wait for it: the StatefulSet controller creates the new pods right away.
-  if (sts.observedGeneration < sts.generation || !sts.updateRevision) {
+  const cfg0 = parsed.ok ? parsed.config : undefined;
+  // A scale through the scale subresource (kubectl scale, an autoscaler) never reaches the webhook: the
+  // StatefulSet controller would create the new pods at or above the partition on the unverified
+  // revision. Raised in every phase (paused, held, failed, queued) and by any controller instance; only
+  // a bypass and a revert to the known-good revision let new pods start on the update revision.
+  const raise = cfg0 && !cfg0.standardRollingUpdate && sts.strategyType !== 'OnDelete' && !restoring(sts, prev) && !input.memory?.reverting ? growthRaise(sts, pinnedReplicas(prev, input.memory)) : undefined;
+  if (raise) {
     const m = input.memory;
-    const cfg = parsed.ok ? parsed.config : undefined;
-    const raise = cfg && !cfg.paused && !cfg.standardRollingUpdate && m && !m.reverting ? growthRaise(sts, m) : undefined;
-    if (raise && m) return { phase: prev?.phase ?? null, actions: raise, memory: { ...m, replicas: sts.replicas, streak: 0 }, requeueAfterMs: 1000 };
-    return { phase: prev?.phase ?? null, actions: [], memory: input.memory, requeueAfterMs: 1000 };
+    return { phase: prev?.phase ?? null, actions: raise, ...(m ? { memory: { ...m, replicas: sts.replicas, streak: 0 } } : {}), requeueAfterMs: 1000 };
   }
+  // The API server has not caught up with the spec yet: its status would mislead us.
+  if (sts.observedGeneration < sts.generation || !sts.updateRevision) return { phase: prev?.phase ?? null, actions: [], memory: input.memory, requeueAfterMs: 1000 };
 
   const revision = sts.updateRevision;
   const byIndex = new Map<number, PodView>();
   for (const p of pods) if (p.index >= 0 && p.index < sts.replicas) byIndex.set(p.index, p);
   const updated = [...byIndex.values()].filter((p) => p.revision === revision).length;
-  const c: Ctx = { input, prev, revision, updated, actions: [] };
+  const current = sts.currentRevision;
+  // What a rollback returns to: the current revision while the rollout is unfinished, and once the
+  // StatefulSet controller has made the new revision current (after the last step), the one recorded
+  // when this rollout began.
+  const previous = current && current !== revision ? current : prev?.revision === revision ? prev.previousRevision : undefined;
+  const c: Ctx = { input, prev, revision, updated, actions: [], ...(previous ? { previous } : {}) };
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
   const cfg = parsed.config;
   if (!cfg) return { phase: null, actions: [] }; // not opted in: handled above
   if (sts.strategyType === 'OnDelete') return finish(c, 'Invalid', 'updateStrategy OnDelete cannot be gated; use RollingUpdate', { memory: undefined });
 
-  // Paused holds everything where it is: no step, no revert, no re-pin, no pod deleted.
+  // Paused holds everything where it is: no step, no revert, no re-pin, no pod deleted (a scale-up is
+  // still held back, above: raising the partition is the safe direction).
   if (cfg.paused) return finish(c, 'Paused', `paused at partition ${sts.partition}; ${updated}/${sts.replicas} pods on revision ${revision}; nothing moves until resumed`, { memory: undefined });
 
   if (cfg.standardRollingUpdate) {
@@ -130,15 +156,20 @@ export function plan(input: PlanInput): PlanResult {
   };
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
-  const current = sts.currentRevision;
   if (!current) return finish(c, 'WaitingForPods', 'waiting for the StatefulSet controller to report status.currentRevision', { memory: input.memory, requeueAfterMs: 1000 });
 
   const stale = [...byIndex.values()].filter((p) => p.revision !== revision);
 
-  // Revert: the target is the known-good current revision, so there is no gate. Partition 0 lets the
-  // StatefulSet controller restore every pod; a pod stuck not ready on another revision is deleted so
-  // OrderedReady cannot deadlock on it.
-  if (current === revision && stale.length > 0) {
+  // Revert: the target is the known-good current revision (or, for a rollback after the last step, the
+  // revision the rollout started from), so there is no gate. Partition 0 lets the StatefulSet controller
+  // restore every pod; a pod stuck not ready on another revision is deleted so OrderedReady cannot
+  // deadlock on it.
+  const back = current !== revision && restoring(sts, prev);
+  if ((current === revision && stale.length > 0) || back) {
+    delete c.previous;
+    if (stale.length === 0) {
+      return finish(c, 'RollingBack', `every pod on revision ${revision}; waiting for the StatefulSet controller to make it current`, { memory: input.memory, requeueAfterMs: 1000 }, sts.partition);
+    }
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     for (const p of stale) {
       if (!p.ready && !p.deleting) {
@@ -152,11 +183,11 @@ export function plan(input: PlanInput): PlanResult {
   // A revision that was rolled back is not rolled again when it comes back (a GitOps tool re-applying
   // the same manifest): it is held, pinned, until a different revision or a retry. The status can only
   // stop a rollout here, or finish a rollback it started (the template patch may not have landed).
-  if (prev?.failedRevision === revision && current !== revision) {
-    if (prev.phase === 'RollingBack' && prev.revision === revision) return rollback(c, current, prev.failureReason ?? 'FailureThreshold', prev.message);
-    return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
+  if (prev?.failedRevision === revision && c.previous) {
+    if (prev.phase === 'RollingBack' && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message);
+    if (current !== revision) return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
   }
-  if (cfg.abort === revision && current !== revision) return rollback(c, current, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${current}`);
+  if (cfg.abort === revision && c.previous) return rollback(c, c.previous, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${c.previous}`);
 
   // Failed is kept in the status so that it survives a restart. The status can only stop a rollout
   // here, never move one (a forged Failed stops; a removed one is a retry, as the plugin does).
@@ -198,8 +229,12 @@ export function plan(input: PlanInput): PlanResult {
   // Rollout groups: one member rolls at a time, in order; a failed member halts the group. Held where
   // it is (nothing moves), with no gate running; a rollback above never waits for the group.
   if (cfg.group) {
-    const wait = groupWait(cfg.group, { name: sts.name, order: cfg.groupOrder, started: sts.partition < sts.replicas || updated > 0 }, input.group ?? []);
-    if (wait) return finish(c, 'Queued', `${wait}; partition held at ${sts.partition}`, { memory: undefined, requeueAfterMs: 5000 });
+    const started = hasStarted(sts, updated, prev);
+    const wait = groupWait(cfg.group, { name: sts.name, order: cfg.groupOrder, started }, input.group ?? []);
+    if (wait) {
+      if (!started) c.status = { waitingToStart: true };
+      return finish(c, 'Queued', `${wait}; partition held at ${sts.partition}`, { memory: undefined, requeueAfterMs: 5000 });
+    }
   }
   return forward(c, cfg, check, byIndex);
 }
@@ -215,16 +250,38 @@ function fitStep(c: Ctx, cfg: RolloutConfig, p: number, to: number): { to: numbe
 }
 
 /**
- * growthRaise: replicas grew mid-rollout (kubectl scale, an autoscaler: the scale subresource never
- * reaches the webhook). New pods at or above the partition would start on the unverified revision, so
- * hold them back by raising the partition to the new count; the rollout then reaches them one at a time.
+ * pinnedReplicas is how many replicas the rollout was last pinned for: the status annotation's (it
+ * survives a restart and a leader change), or this process's memory, the smaller if both say.
  */
-function growthRaise(sts: PlanInput['sts'], m: Memory): Action[] | undefined {
-  if (m.replicas === undefined || sts.replicas <= m.replicas || sts.partition >= sts.replicas) return undefined;
+function pinnedReplicas(prev: RolloutStatus | undefined, m: Memory | undefined): number | undefined {
+  const known = [prev?.replicas, m?.replicas].filter((n): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0);
+  return known.length > 0 ? Math.min(...known) : undefined;
+}
+
+/**
+ * growthRaise: replicas grew while a rollout is unfinished (kubectl scale, an autoscaler: the scale
+ * subresource never reaches the webhook). New pods at or above the partition would start on the
+ * unverified revision, so hold them back by raising the partition to the new count; the rollout then
+ * reaches them one at a time. Nothing to hold back when every pod is meant to run the current revision.
+ */
+function growthRaise(sts: PlanInput['sts'], pinned: number | undefined): Action[] | undefined {
+  if (pinned === undefined || sts.replicas <= pinned || sts.partition >= sts.replicas) return undefined;
+  if (!sts.updateRevision || !sts.currentRevision || sts.updateRevision === sts.currentRevision) return undefined;
   return [
     { type: 'setPartition', from: sts.partition, to: sts.replicas },
-    { type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${m.replicas} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` },
+    { type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${pinned} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` },
   ];
+}
+
+/**
+ * restoring: the template was put back to the revision a rollback started by this controller returns to,
+ * after the StatefulSet controller had already made the failed revision current (a rollback after the
+ * last step). The status records both; the StatefulSet controller sees a new update revision, but it is
+ * the known-good one, restored without a gate like any revert.
+ */
+function restoring(sts: PlanInput['sts'], prev: RolloutStatus | undefined): boolean {
+  if (prev?.phase !== 'RollingBack' || !prev.failedRevision || !sts.updateRevision) return false;
+  return prev.failedRevision === sts.currentRevision && (prev.previousRevision === sts.updateRevision || (prev.revision === sts.updateRevision && prev.revision !== prev.failedRevision));
 }
 
 /**
@@ -238,11 +295,14 @@ function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: 
   return finish(c, 'RollingBack', message, { memory: undefined, requeueAfterMs: 1000 });
 }
 
-/** giveUp ends a rollout that failed: Failed where it stands (on-failure: halt), or a rollback. */
+/**
+ * giveUp ends a rollout that failed: Failed where it stands (on-failure: halt), or a rollback to the
+ * revision the rollout started from, also after the last step (the final check at partition 0).
+ */
 function giveUp(c: Ctx, cfg: RolloutConfig, reason: FailureReason, message: string, memory: Memory): PlanResult {
-  const current = c.input.sts.currentRevision;
-  if (cfg.onFailure === 'rollback' && current && current !== c.revision) return rollback(c, current, reason, `${message}; rolling back to revision ${current}`);
-  return finish(c, 'Failed', `${message}; apply a new revision or re-enable to retry`, { memory });
+  if (cfg.onFailure === 'rollback' && c.previous) return rollback(c, c.previous, reason, `${message}; rolling back to revision ${c.previous}`);
+  const why = cfg.onFailure === 'rollback' ? '; no earlier revision is on record to roll back to' : '';
+  return finish(c, 'Failed', `${message}${why}; apply a new revision or re-enable to retry`, { memory });
 }
 
 /** stepMemory returns the memory for this step: kept when it is the same step, fresh otherwise. */
@@ -274,13 +334,6 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
 
   // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
   let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);
-
-  const raise = growthRaise(sts, m);
-  if (raise) {
-    c.actions.push(...raise);
-    const raised: Memory = { step: `${c.revision}@${sts.replicas}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: m.failures, replicas: sts.replicas, ...(m.progressAtMs !== undefined ? { progressAtMs: m.progressAtMs } : {}) };
-    return finish(c, 'WaitingForPods', `replicas grew to ${sts.replicas} mid-rollout; partition raised to ${sts.replicas}`, { memory: raised, requeueAfterMs: 1000 }, sts.replicas);
-  }
   if (m.replicas !== sts.replicas) m = { ...m, replicas: sts.replicas, streak: 0 };
 
   // No partition step and no completion for progress-deadline-seconds (a pod that never becomes ready,
@@ -291,6 +344,18 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const doing = c.prev && ROLLING.has(c.prev.phase) ? `; it was ${c.prev.message}` : '';
     return giveUp(c, cfg, 'ProgressDeadlineExceeded', `no progress for ${cfg.progressDeadlineSeconds}s at partition ${p} (progress-deadline-seconds)${doing}`, m);
   }
+  // The threshold is judged before the pods: a rollback or Failed never waits for a pod to be ready
+  // (a crash-looping pod, the likeliest one to be down right then, would hold it off for good).
+  if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
+    return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
+  }
+
+  // A pod that went down and came back (or was replaced) since the streak began changes its (UID, Ready
+  // time), even if no reconcile saw it down (a quick restart), and whatever the node clocks say: the
+  // streak and the initial delay start over, the delay from when this process saw the pods so.
+  const podsKey = podsKeyOf(byIndex, sts.replicas);
+  if (m.podsKey !== podsKey) m = { ...m, podsKey, podsSeenAtMs: nowMs, streak: 0 };
+  const podsSeenAtMs = m.podsSeenAtMs ?? nowMs;
 
   // Every pod must exist and be available, and every pod at or above the partition must be updated.
   // Any interruption drops the streak: passes seen before a pod went down prove nothing after.
@@ -302,15 +367,12 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const name = `${sts.name}-${i + sts.ordinalsStart}`;
     if (!pod) return interrupted(`waiting for pod ${name} to be created`);
     if (i >= p && pod.revision !== c.revision) return interrupted(`waiting for pod ${name} to be updated to revision ${c.revision}`);
-    const at = availableAtMs(pod, sts.minReadySeconds);
+    const at = availableAtMs(pod, sts.minReadySeconds, podsSeenAtMs);
     if (at === undefined) return interrupted(`waiting for pod ${name} to become ready`);
     if (at > nowMs) wakeAt = Math.min(wakeAt ?? at, at);
     lastAvailable = Math.max(lastAvailable, at);
   }
   if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: { ...m, streak: 0 }, requeueAfterMs: wakeAt - nowMs });
-  // A pod that became available again since the streak began went down in between, even if no
-  // reconcile saw it down (a quick restart): the streak and the initial delay start over.
-  if (m.availableAtMs !== lastAvailable) m = { ...m, availableAtMs: lastAvailable, streak: 0 };
 
   // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
   // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
@@ -320,9 +382,6 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     return finish(c, 'Paused', `waiting for promotion before step ${target.stage} of ${target.stages} at partition ${p}: kubectl phased-rollout promote ${sts.name}`, { memory: undefined });
   }
 
-  if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
-    return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
-  }
   // Zone safety and disruption budgets, asked right before a step (the final check at 0 lowers nothing):
   // hold where it stands, gate not running, while another member of the group has a pod down or a step
   // in flight, or a PDB over these pods allows no disruption now. Being held is not a lack of progress
@@ -362,12 +421,14 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
     c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm });
     const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
-    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks; ${rolls}${ofStage}`, pods: released });
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks of revision ${c.revision}; ${rolls}${ofStage}`, pods: released });
     const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
     return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
   }
 
-  const bakeUntil = Math.max(lastAvailable, m.seenAtMs) + cfg.initialDelaySeconds * 1000;
+  // Node-written Ready times may be skewed from this clock: the delay counts from the later of the
+  // pods' own time and when this process saw them as they are now.
+  const bakeUntil = Math.max(lastAvailable, m.seenAtMs, podsSeenAtMs) + cfg.initialDelaySeconds * 1000;
   if (nowMs < bakeUntil) {
     return finish(c, 'Baking', `waiting ${cfg.initialDelaySeconds}s after the last pod became available before checking`, { memory: m, requeueAfterMs: bakeUntil - nowMs });
   }

@@ -4,16 +4,47 @@ import { KEYS } from '../annotations.js';
 import type { Action, GateState, Phase, RolloutStatus } from './types.js';
 import { PHASES } from './types.js';
 
-/** readStatus parses the status annotation; anything unreadable counts as no status. */
+const FAILURE_REASONS: ReadonlySet<string> = new Set(['FailureThreshold', 'ProgressDeadlineExceeded', 'Aborted']);
+const GATE_STATES: ReadonlySet<string> = new Set(['passing', 'failing', 'error']);
+const isCount = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const isText = (v: unknown) => typeof v === 'string';
+/** Each field's check; a field that is present must pass it (the status decides rollbacks and holds). */
+const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
+  phase: (v) => PHASES.includes(v as Phase),
+  revision: isText,
+  partition: isCount,
+  replicas: isCount,
+  updated: isCount,
+  message: isText,
+  since: isText,
+  gate: (v) => typeof v === 'string' && GATE_STATES.has(v),
+  streak: isCount,
+  promotion: isCount,
+  failedRevision: isText,
+  failureReason: (v) => typeof v === 'string' && FAILURE_REASONS.has(v),
+  previousRevision: isText,
+  waitingToStart: (v) => typeof v === 'boolean',
+};
+
+/**
+ * readStatus parses the status annotation; anything unreadable counts as no status: not JSON, no phase
+ * or revision, or any known field of the wrong type (a forged `promotion` string must not reach a
+ * confirmation text, nor a forged count a decision).
+ */
 export function readStatus(annotations: Record<string, string>): RolloutStatus | undefined {
   const raw = annotations[KEYS.status];
   if (!raw) return undefined;
+  let s: unknown;
   try {
-    const s = JSON.parse(raw) as RolloutStatus;
-    return s && typeof s === 'object' && PHASES.includes(s.phase) ? s : undefined;
+    s = JSON.parse(raw);
   } catch {
     return undefined;
   }
+  if (!s || typeof s !== 'object' || Array.isArray(s)) return undefined;
+  const o = s as Record<string, unknown>;
+  if (!FIELDS.phase(o.phase) || !FIELDS.revision(o.revision)) return undefined;
+  for (const [k, ok] of Object.entries(FIELDS)) if (o[k] !== undefined && !ok(o[k])) return undefined;
+  return o as unknown as RolloutStatus;
 }
 
 /**
@@ -23,7 +54,7 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * success-threshold per step.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

@@ -34,6 +34,14 @@ export interface RolloutStatus {
    */
   failedRevision?: string;
   failureReason?: FailureReason;
+  /**
+   * The revision this rollout started from (the StatefulSet's currentRevision when it began), kept while
+   * the rollout is unfinished. After the last step the StatefulSet controller makes the new revision
+   * current before the final check has run; a rollback or an abort then returns here.
+   */
+  previousRevision?: string;
+  /** Queued behind another member of its group before its first step: a scale-up does not make it started. */
+  waitingToStart?: boolean;
 }
 
 /** PodView is what the planner needs of one pod. */
@@ -117,8 +125,13 @@ export interface Memory {
   failures: number;
   /** Replicas when the step began: growth mid-rollout is a scale the partition must hold back. */
   replicas?: number;
-  /** The latest time any pod became available when the streak was counted; a later one is an interruption. */
-  availableAtMs?: number;
+  /**
+   * Every pod's (UID, Ready time) when the streak was counted: any other value is a pod that went down
+   * and came back (or was replaced) since, even if no reconcile saw it down, whatever the node clocks say.
+   */
+  podsKey?: string;
+  /** This process's clock when it first saw the pods as `podsKey` says: the initial delay counts from here too. */
+  podsSeenAtMs?: number;
   lastCheckAtMs?: number;
   lastVerdict?: Verdict;
   /** Set while restoring a known-good revision, so its end re-pins without a gate. */

@@ -97,9 +97,9 @@ describe('1: gate passing', () => {
     const ev = await events(name);
     const lowered = ev.filter((e) => e.reason === 'PartitionLowered').map((e) => e.message);
     expect(lowered).toEqual([
-      'partition 3 -> 2 after 2/2 passing checks; pod pass-2 rolls next',
-      'partition 2 -> 1 after 2/2 passing checks; pod pass-1 rolls next',
-      'partition 1 -> 0 after 2/2 passing checks; pod pass-0 rolls next',
+      `partition 3 -> 2 after 2/2 passing checks of revision ${rev}; pod pass-2 rolls next`,
+      `partition 2 -> 1 after 2/2 passing checks of revision ${rev}; pod pass-1 rolls next`,
+      `partition 1 -> 0 after 2/2 passing checks of revision ${rev}; pod pass-0 rolls next`,
     ]);
     expect(ev.map((e) => e.reason)).toEqual(expect.arrayContaining(['RolloutStarted', 'RolloutCompleted']));
     expect(old).not.toBe(rev);

@@ -40,9 +40,9 @@ describe('steps', () => {
     const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
     const lowered = events.items.filter((e) => e.involvedObject.name === sts.name && e.reason === 'PartitionLowered').map((e) => e.message).sort().reverse();
     expect(lowered).toEqual([
-      'partition 9 -> 5 after 2/2 passing checks; pods staged-5..staged-8 roll next (step 2 of 3)',
-      'partition 5 -> 0 after 2/2 passing checks; pods staged-0..staged-4 roll next (step 3 of 3)',
-      'partition 10 -> 9 after 2/2 passing checks; pod staged-9 rolls next (step 1 of 3)',
+      `partition 9 -> 5 after 2/2 passing checks of revision ${rev}; pods staged-5..staged-8 roll next (step 2 of 3)`,
+      `partition 5 -> 0 after 2/2 passing checks of revision ${rev}; pods staged-0..staged-4 roll next (step 3 of 3)`,
+      `partition 10 -> 9 after 2/2 passing checks of revision ${rev}; pod staged-9 rolls next (step 1 of 3)`,
     ]);
     const safety = await safetyReport(ns, sts.name);
     expect(safety.violations).toEqual([]);

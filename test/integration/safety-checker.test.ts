@@ -55,10 +55,34 @@ describe('checkSafety', () => {
 
   it('allows the same partition lowered again when the revision comes back in a later rollout (A -> B -> A -> B)', () => {
     const toB = (t: number) => [lower(t, 3, 2), podCreate(t + 1, 2, 'r2'), podReady(t + 2, 2)];
-    const events = [...base(), ...toB(20), status(25, 'r1', 'r1'), status(26, 'r2', 'r1'), ...toB(40)];
+    // Back to A: the StatefulSet controller puts db-2 back on r1 before B is applied again.
+    const events = [...base(), ...toB(20), status(25, 'r1', 'r1'), podCreate(26, 2, 'r1'), podReady(27, 2), status(28, 'r2', 'r1'), ...toB(40)];
     const r = checkSafety(events, [gate(10, '1')], opts);
     expect(r.violations).toEqual([]);
     expect(r.gatedSteps).toBe(2);
+  });
+
+  describe('a lowering is judged by the pods it releases, not by a possibly stale view of the revisions', () => {
+    // Pods 1 and 2 rolled to r2; the view then (wrongly: a status write missed or out of order) says
+    // update = current = r1, and the controller lowers 1 -> 0 with the gate failing; db-0 comes back on r2.
+    const rolled = () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 2, 1), podCreate(31, 1, 'r2'), podReady(32, 1)];
+    it('catches a crafted ungated 1 -> 0 behind a view that says update = current', () => {
+      const events = [...rolled(), status(35, 'r1', 'r1'), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0)];
+      const r = checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts);
+      // Judged as a step, it fails (here on the stale view's own revision; any reason will do).
+      expect(r.violations.map((v) => v.why)).toEqual([expect.stringContaining('lowered 1 -> 0')]);
+      expect(r.revertsOrBypasses).toBe(0);
+    });
+    it('still counts a real revert (pods go back to the current revision) as a revert, gate failing or not', () => {
+      const events = [...rolled(), status(35, 'r1', 'r1'), lower(40, 3, 0), podCreate(41, 2, 'r1'), podCreate(42, 1, 'r1')];
+      const r = checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts);
+      expect(r.violations).toEqual([]);
+      expect(r.revertsOrBypasses).toBe(1);
+    });
+    it('judges a revert that lets a pod go to another revision than the current one', () => {
+      const events = [...rolled(), status(35, 'r1', 'r1'), lower(40, 1, 0), podCreate(41, 0, 'r3'), podReady(42, 0)];
+      expect(checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts).violations).toHaveLength(1);
+    });
   });
 
   describe('zone safety in a rollout group', () => {

@@ -5,7 +5,11 @@
 //
 // A lowering (a partition that went down) is allowed when:
 //  - it came from the controller's user;
-//  - it is a bypass (standard-rolling-update) or a revert (update revision = current revision) to 0; or
+//  - it is a bypass (standard-rolling-update); or it releases no pod to another revision than the one it
+//    runs, but for a revert: the pods it releases (ordinals [to, from)) are judged by their own revisions
+//    and by those of their replacements, read ahead in the log, so a stale view of the StatefulSet's
+//    revisions cannot pass a real step off as a revert. A released pod is excused only when it goes
+//    back to the current revision of a StatefulSet whose update and current revisions are the same; or
 //  - it is one forward step: every pod of the StatefulSet was ready at that moment, the partition went
 //    no further than the next pod still to roll (with phased-rollout.io/steps: than the stage covering
 //    that pod, test/support/step-floor.ts), at least initial-delay + (k-1) periods had
@@ -169,6 +173,17 @@ function changedAway(history: GateChange[], name: string, fromMs: number, toMs: 
   return history.some((c) => c.name === name && ms(c.at) >= fromMs && ms(c.at) <= toMs && c.value !== '1');
 }
 
+/** Created is one pod creation: when, and on which revision. */
+interface Created {
+  atMs: number;
+  revision?: string;
+}
+
+/** firstAfter is the first element of a time-sorted list strictly after `t` and before `end`. */
+function firstAfter<T extends { atMs: number }>(list: T[] | undefined, t: number, end: number): T | undefined {
+  return list?.find((x) => x.atMs > t && x.atMs < end);
+}
+
 function partitionOps(body: unknown): { from?: number; to?: number } {
   if (!Array.isArray(body)) return {};
   const path = '/spec/updateStrategy/rollingUpdate/partition';
@@ -189,6 +204,24 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const upAt = (pod: string, atMs: number, up: boolean) => ups.set(pod, [...(ups.get(pod) ?? []), { atMs, up }]);
   const report: SafetyReport = { lowerings: 0, gatedSteps: 0, revertsOrBypasses: 0, violations: [] };
   const ok = (e: AuditEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
+
+  // Read ahead: every pod's creations and every StatefulSet's partition writes, so that a lowering is
+  // judged by what it released (the replacements' revisions), not only by the view at its moment.
+  const creations = new Map<string, Created[]>();
+  const partitionWrites = new Map<string, number[]>();
+  for (const e of events) {
+    const r = e.objectRef ?? {};
+    const body = e.requestObject as Obj | undefined;
+    if (!ok(e) || !body) continue;
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
+      const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
+      creations.set(pod, [...(creations.get(pod) ?? []), { atMs: ms(e.stageTimestamp), revision: body.metadata?.labels?.['controller-revision-hash'] }]);
+    }
+    if (r.resource === 'statefulsets' && !r.subresource && partitionOps(body).to !== undefined) {
+      const key = `${r.namespace}/${r.name}`;
+      partitionWrites.set(key, [...(partitionWrites.get(key) ?? []), ms(e.stageTimestamp)]);
+    }
+  }
 
   for (const e of events) {
     const r = e.objectRef ?? {};
@@ -252,12 +285,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       fail('partition lowered before the StatefulSet controller reported any revision');
       continue;
     }
-    if (s.annotations['phased-rollout.io/standard-rolling-update'] === 'true' || (to === 0 && s.updateRevision !== undefined && s.updateRevision === s.currentRevision)) {
+    const name = r.name ?? '';
+    const podOf = (i: number) => pods.get(`${r.namespace}/${name}-${i}`);
+    if (s.annotations['phased-rollout.io/standard-rolling-update'] === 'true' || !releasesAnyPod(s, from, to, T)) {
       report.revertsOrBypasses++;
       continue;
     }
-    const name = r.name ?? '';
-    const podOf = (i: number) => pods.get(`${r.namespace}/${name}-${i}`);
     let lastAvailable = 0;
     let bad = false;
     for (let i = 0; i < s.replicas; i++) {
@@ -310,4 +343,25 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     report.gatedSteps++;
   }
   return report;
+
+  /**
+   * releasesAnyPod: some pod of ordinals [to, from) is let go to another revision than it runs: its
+   * replacement (the first creation before the next partition write) is on another revision, or,
+   * without a replacement in the log, the update revision differs from its own. A pod that goes back to
+   * the current revision while the update and current revisions are the same is a revert, not a step.
+   */
+  function releasesAnyPod(s: StsState, from: number, to: number, T: number): boolean {
+    const key = `${s.namespace}/${s.name}`;
+    const end = partitionWrites.get(key)?.find((t) => t > T) ?? Infinity;
+    const revert = s.updateRevision !== undefined && s.updateRevision === s.currentRevision;
+    for (let i = to; i < Math.min(from, s.replicas); i++) {
+      const pod = `${key}-${i}`;
+      const runs = pods.get(pod)?.revision;
+      const target = firstAfter(creations.get(pod), T, end)?.revision ?? s.updateRevision;
+      if (target === runs) continue;
+      if (revert && target === s.currentRevision) continue;
+      return true;
+    }
+    return false;
+  }
 }

@@ -7,7 +7,7 @@
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { createNamespace, deleteNamespace, getJson, kubectlOk, safetyReport, setPodReady } from './cluster.js';
+import { createNamespace, deleteNamespace, getJson, kubectlOk, mostReplacedAtOnce, safetyReport, setPodReady } from './cluster.js';
 import { fastGate, Rollout } from './rollout.js';
 
 jest.setTimeout(240_000);
@@ -91,5 +91,24 @@ describe('PodDisruptionBudgets', () => {
     await setPodReady(ns, 'pdb-other-1', true);
     await main.completed(rev, 90_000);
     expect((await safetyReport(ns, 'pdb-main')).violations).toEqual([]);
+  });
+
+  it('under OrderedReady with maxUnavailable 3, a stage is cut to the one pod a PDB allows', async () => {
+    // The StatefulSet controller replaces up to maxUnavailable pods at once under OrderedReady too
+    // (test/e2e/safety-review.test.ts shows it without a PDB); the planner sizes each step for that.
+    const sts = new Rollout(ns, 'pdb-ordered', 5, fastGate('pdb-ordered', { [KEYS.steps]: '1,100%' }));
+    Object.assign(sts.manifest.spec, { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 3 } } });
+    await sts.create();
+    await kubectlOk(['apply', '-n', ns, '-f', '-'], { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'ordered' }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: 'pdb-ordered' } } } });
+    await eventually(async () => expect((await getJson(['pdb', 'ordered', '-n', ns])).status).toMatchObject({ disruptionsAllowed: 1, currentHealthy: 5 }), 30_000, 300);
+    const rev = await sts.roll('registry.example/app:2');
+    await sts.completed(rev, 150_000);
+    expect(mostReplacedAtOnce(ns, sts.name, rev)).toBe(1);
+    const lowered = (await eventsOf(sts.name)).filter((e) => e.reason === 'PartitionLowered').map((e) => e.message);
+    expect(lowered).toEqual(expect.arrayContaining([expect.stringContaining('cut to 1 pod(s) by the PodDisruptionBudgets')]));
+    expect(lowered).toHaveLength(5);
+    const safety = await safetyReport(ns, sts.name);
+    expect(safety.violations).toEqual([]);
+    expect(safety).toMatchObject({ lowerings: 5, gatedSteps: 5 });
   });
 });

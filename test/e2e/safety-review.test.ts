@@ -1,0 +1,105 @@
+// The second safety review on the real cluster:
+//  - the Kubernetes behaviour the PDB rule rests on: with MaxUnavailableStatefulSet (the harness turns it
+//    on; on by default in 1.35.0-1.35.3), the StatefulSet controller replaces up to maxUnavailable pods
+//    at once under OrderedReady too, not only under Parallel;
+//  - a rollback after the last step: the StatefulSet controller has made the new revision current before
+//    the final check fails; every pod still goes back to the revision the rollout started from;
+//  - a paused rollout scaled up through the scale subresource: the new pods start on the old revision.
+import { jest } from '@jest/globals';
+import { KEYS } from '../../src/annotations.js';
+import { eventually } from '../support/eventually.js';
+import { createNamespace, deleteNamespace, kubectlOk, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
+import { fastGate, Rollout } from './rollout.js';
+
+jest.setTimeout(240_000);
+
+let ns: string;
+beforeAll(async () => {
+  ns = await createNamespace('e2e-safety2');
+});
+afterAll(async () => {
+  await deleteNamespace(ns);
+});
+
+/** imageOf reads the StatefulSet's pod template image. */
+async function imageOf(r: Rollout): Promise<string> {
+  return (await r.get()).spec.template.spec.containers[0].image as string;
+}
+
+describe('OrderedReady with maxUnavailable (the Kubernetes behaviour)', () => {
+  it('a partition lowered by several pods has up to maxUnavailable of them replaced at once', async () => {
+    const sts = new Rollout(ns, 'ordered', 7, fastGate('ordered', { [KEYS.steps]: '1,100%' }));
+    Object.assign(sts.manifest.spec, { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 3 } } });
+    await sts.create();
+    const spec = (await sts.get()).spec;
+    expect(spec.podManagementPolicy).toBe('OrderedReady');
+    expect(spec.updateStrategy.rollingUpdate).toMatchObject({ maxUnavailable: 3, partition: 7 });
+    const rev = await sts.roll('registry.example/app:2');
+    await sts.completed(rev);
+    // The second stage lowered the partition 6 -> 0: more than one pod was down at the same moment.
+    const most = mostReplacedAtOnce(ns, sts.name, rev);
+    expect(most).toBeGreaterThanOrEqual(2);
+    expect(most).toBeLessThanOrEqual(3);
+    expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
+  });
+});
+
+describe('a rollback after the last step', () => {
+  // initial-delay 5 s: the last step happens with the gate passing; the gate is turned off right after,
+  // well before the final check's first query.
+  const failsAtTheEnd = async (sts: Rollout): Promise<void> => {
+    await sts.create();
+    const old = (await sts.get()).status.updateRevision as string;
+    const oldImage = await imageOf(sts);
+    const bad = await sts.roll('registry.example/app:2');
+    await eventually(async () => expect(await sts.partition()).toBe(0), 120_000, 100);
+    await setGate(sts.name, '0');
+    // The StatefulSet controller makes the bad revision current once its pods are all ready...
+    await eventually(async () => expect((await sts.get()).status.currentRevision).toBe(bad), 30_000, 200);
+    // ...and the failing final check still rolls every pod back.
+    await eventually(async () => {
+      expect(await sts.status()).toMatchObject({ phase: 'RolledBack', revision: old, failedRevision: bad, failureReason: 'FailureThreshold' });
+      expect(Object.values(await podRevisions(ns, sts.name))).toEqual(Array(sts.replicas).fill(old));
+      expect(await sts.partition()).toBe(sts.replicas);
+      expect((await sts.get()).status.currentRevision).toBe(old);
+    }, 90_000, 300);
+    expect(await imageOf(sts)).toBe(oldImage);
+    expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
+  };
+
+  it('with replicas 1', async () => {
+    await failsAtTheEnd(new Rollout(ns, 'single', 1, fastGate('single', { [KEYS.initialDelaySeconds]: '5', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' })));
+  });
+
+  it('with steps 1,100%', async () => {
+    await failsAtTheEnd(new Rollout(ns, 'staged', 3, fastGate('staged', { [KEYS.initialDelaySeconds]: '5', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback', [KEYS.steps]: '1,100%' })));
+  });
+});
+
+describe('a scale-up while paused', () => {
+  it('new pods come up on the old revision; after resume the rollout reaches them one at a time', async () => {
+    const sts = new Rollout(ns, 'grow', 3, fastGate('grow'));
+    await sts.create();
+    const old = (await sts.get()).status.updateRevision as string;
+    const rev = await sts.roll('registry.example/app:2');
+    await eventually(async () => expect(await sts.partition()).toBe(2), 60_000, 100);
+    await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}=true`, '--overwrite']);
+    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused' }), 20_000, 200);
+    // kubectl scale goes through the scale subresource, which never reaches the webhook. The StatefulSet
+    // controller may create the first new pod before the raise lands (the documented limit: with
+    // OrderedReady at most that one); every later one starts on the old revision.
+    await kubectlOk(['scale', 'statefulset', sts.name, '-n', ns, '--replicas', '6']);
+    await eventually(async () => {
+      const revs = await podRevisions(ns, sts.name);
+      expect([old, rev]).toContain(revs[`${sts.name}-3`]);
+      expect(revs[`${sts.name}-4`]).toBe(old);
+      expect(revs[`${sts.name}-5`]).toBe(old);
+      expect(await sts.partition()).toBe(6);
+    }, 60_000, 200);
+    expect(await sts.status()).toMatchObject({ phase: 'Paused' });
+    await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}-`]);
+    Object.assign(sts, { replicas: 6 });
+    await sts.completed(rev, 120_000);
+    expect((await safetyReport(ns, sts.name)).violations).toEqual([]);
+  });
+});

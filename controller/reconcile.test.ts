@@ -97,11 +97,17 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   };
   // Live reads: the server's pods are the cache's unless a test makes them differ (`live`).
   const live = new Map<string, V1Pod | undefined>();
+  const lists: string[] = [];
   const core = {
     readNamespacedPod: async ({ name }: { name: string }) => {
       const p = live.has(name) ? live.get(name) : podCache.state.items.find((o) => o.metadata?.name === name);
       if (!p) throw apiError(404);
       return structuredClone(p);
+    },
+    listNamespacedPod: async () => {
+      lists.push('pods');
+      const names = new Set([...podCache.state.items.map((o) => o.metadata?.name ?? ''), ...live.keys()]);
+      return { items: [...names].flatMap((n) => (live.has(n) ? (live.get(n) ? [live.get(n)!] : []) : podCache.state.items.filter((o) => o.metadata?.name === n))).map((p) => structuredClone(p)) };
     },
     deleteNamespacedPod: async ({ name }: { name: string }) => {
       if (failures.delete) throw failures.delete;
@@ -111,7 +117,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   };
   const events: string[] = [];
   const recorder = { emit: async (_t: unknown, _type: string, reason: string) => void events.push(reason) };
-  return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live };
+  return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
 function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
@@ -219,6 +225,21 @@ describe('Reconciler: rollout groups', () => {
     await reconciler(c, { query }).reconcile(KEY);
     expect(partitionOf(c.server.sts)).toBe(2);
     expect(c.writes).toEqual(['status']);
+  });
+
+  it('reads the other members\' pods live right before a step: a peer pod the cache still shows Ready holds it', async () => {
+    const c = fakeCluster(grouped('db', 0, { partition: 2 }), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new'), peerPod('zone-b', 0), peerPod('zone-b', 1), peerPod('zone-b', 2)]);
+    c.sts.state.items.push(grouped('zone-b', 1, { update: 'old' }));
+    // zone-b-1 is gone on the server; the watch has not said so yet.
+    c.live.set('zone-b-1', undefined);
+    await expect(reconciler(c).reconcile(KEY)).rejects.toThrow('zone-b-1 does not exist (read live; the cache still showed it up)');
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.lists).toEqual(['pods']);
+    // Back on the server: the next look steps.
+    c.live.delete('zone-b-1');
+    const r = reconciler(c);
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(1);
   });
 
   it('holds while a PodDisruptionBudget over the pods allows no disruption; steps once it allows one', async () => {

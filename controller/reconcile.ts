@@ -20,6 +20,8 @@ import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMemb
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
+import { livePeerDown, type Peer } from './live-peers.js';
+import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
@@ -64,6 +66,8 @@ interface Snapshot {
   group?: GroupMember[];
   /** `namespace/group`: the key its group's decisions are serialized under. */
   groupKey?: string;
+  /** The other members' StatefulSets (ours through read-your-writes), for the live check before a step. */
+  peers?: Peer[];
   /** The PodDisruptionBudgets over its pods. */
   budgets: BudgetView[];
 }
@@ -96,8 +100,8 @@ export class Reconciler {
     const cached = this.d.statefulSets.get(name, namespace);
     const mine = this.written.get(key);
     if (!cached) return undefined;
-    // resourceVersions are opaque, but within one API server they are etcd revisions and increase.
-    if (mine && mine.metadata?.uid === cached.metadata?.uid && Number(mine.metadata?.resourceVersion) > Number(cached.metadata?.resourceVersion)) return mine;
+    // Ordered as etcd revisions (src/k8s/resource-version.ts says why that is sound, and safe when not).
+    if (mine && mine.metadata?.uid === cached.metadata?.uid && newerVersion(mine.metadata?.resourceVersion, cached.metadata?.resourceVersion)) return mine;
     this.written.delete(key);
     return cached;
   }
@@ -116,15 +120,17 @@ export class Reconciler {
     if (!g) return { sts, view, pods, budgets };
     // Peers through current(): our own last write of a peer (a step it just took) counts before the
     // cache shows it. Their pods decide the zone-safety rule (groups.ts).
-    const members = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
+    const peers: Peer[] = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
       const peerName = p.sts.metadata?.name ?? '';
-      const peerKey = `${namespace}/${peerName}`;
-      const peer = this.current(peerKey, namespace, peerName) ?? p.sts;
-      const pv = statefulSetView(peer);
-      const peerPods = this.d.pods.indexed(peerKey).flatMap((pp) => this.podViewOf(pp, peerName, pv.ordinalsStart) ?? []);
-      return memberOf(pv, p.order, peer.status?.updatedReplicas ?? 0, peerPods, nowMs);
+      return { sts: this.current(`${namespace}/${peerName}`, namespace, peerName) ?? p.sts, order: p.order };
     });
-    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets };
+    const members = peers.map((p) => {
+      const peerName = p.sts.metadata?.name ?? '';
+      const pv = statefulSetView(p.sts);
+      const peerPods = this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, pv.ordinalsStart) ?? []);
+      return memberOf(pv, p.order, p.sts.status?.updatedReplicas ?? 0, peerPods, nowMs);
+    });
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers };
   }
 
   /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
@@ -199,7 +205,7 @@ export class Reconciler {
       r = this.planFor(s, now(), memory);
     }
     try {
-      await this.apply(key, s.sts, target, r, log);
+      await this.apply(key, s.sts, target, r, log, s.peers);
     } catch (err) {
       // Whatever failed, the next attempt starts its streak from zero: never lower on an old pass.
       this.memory.delete(key);
@@ -270,7 +276,7 @@ export class Reconciler {
     return verdict;
   }
 
-  private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger): Promise<void> {
+  private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger, peers: readonly Peer[] = []): Promise<void> {
     const byType = <T extends Action['type']>(type: T) => r.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
     for (const a of byType('deletePod')) {
       try {
@@ -290,6 +296,11 @@ export class Reconciler {
     const combined = moves.length === 1 && status?.type === 'writeStatus' ? status.status : undefined;
     for (const a of moves) {
       if (a.confirm) await this.confirmPod(t.namespace, a.confirm);
+      // A gated step of a group member: the other members' pods read live too (controller/live-peers.ts).
+      if (a.peers && peers.length > 0) {
+        const down = await livePeerDown(this.d.core, t.namespace, peers, (this.d.now ?? Date.now)(), withDeadline(this.d.requestTimeoutMs ?? 10_000));
+        if (down) throw new Requeue(`${down} (read live; the cache still showed it up); looking again`, 1000);
+      }
       await this.setPartition(key, sts, a.from, a.to, log, combined);
       if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
     }

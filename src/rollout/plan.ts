@@ -419,7 +419,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
-    c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm });
+    c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm, ...(cfg.group ? { peers: true as const } : {}) });
     const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
     c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks of revision ${c.revision}; ${rolls}${ofStage}`, pods: released });
     const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };

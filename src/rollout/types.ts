@@ -166,7 +166,8 @@ export interface PodConfirm {
 /** Action is one change the shell applies to the cluster. */
 export type Action =
   /** `confirm`: a gated step's newest pod, read live before the patch (the cache may lag a pod's loss). */
-  | { type: 'setPartition'; from: number; to: number; confirm?: PodConfirm }
+  /** `peers`: a gated step of a group member; the shell reads the other members' pods live first. */
+  | { type: 'setPartition'; from: number; to: number; confirm?: PodConfirm; peers?: true }
   /** Put the pod template of a known-good ControllerRevision back on the StatefulSet (automatic rollback). */
   | { type: 'restoreTemplate'; revision: string }
   | { type: 'deletePod'; name: string; uid: string; reason: 'RollbackPodDeleted' | 'StrandedPodDeleted'; message: string }

@@ -34,6 +34,18 @@ describe('helm lint and template', () => {
     expect(r.stderr).toContain('tls.mode must be generate or existingSecret');
   });
 
+  it('controller replicas always run with leader election; extraArgs cannot turn it off', async () => {
+    for (const replicas of ['1', '2', '3']) {
+      const t = await helm(['template', 'x', CHART, '--set', `controller.replicas=${replicas}`, '--show-only', 'templates/controller.yaml']);
+      expect(t.code).toBe(0);
+      expect(t.stdout).toContain(`replicas: ${replicas}`);
+      expect(t.stdout).toContain('- --leader-elect\n');
+    }
+    const off = await helm(['template', 'x', CHART, '--set', 'controller.replicas=2', '--set-json', 'controller.extraArgs=["--leader-elect=false"]']);
+    expect(off.code).not.toBe(0);
+    expect(off.stderr).toContain('controller.extraArgs may not turn leader election off');
+  });
+
   it.each([
     ['defaults (generated pair)', []],
     ['existing Secret, URL registration, scoped controller', ['--set', 'tls.mode=existingSecret,tls.caBundle=Zm9v,webhook.url=https://127.0.0.1:1/mutate,controller.namespace=apps,controller.prometheusUrl=http://prometheus:9090']],

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KEYS } from '../src/annotations.js';
 import { ROOT, sleep } from './e2e-env.js';
-import { env, kubectl, ourController, phasedRollout, preparePeers, setUp, startPeer, stopPeer } from './peer-systems.js';
+import { env, kubectl, ourController, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from './peer-systems.js';
 
 const ALL = ['1a', '1b', '2', '3', '4', '5', '6', '7a', '7b', '7c'];
 const { values } = parseArgs({
@@ -29,11 +29,15 @@ const { values } = parseArgs({
     systems: { type: 'string', default: 'ours,sts-phased,ro' },
     scenarios: { type: 'string', default: ALL.join(',') },
     smoke: { type: 'boolean', default: false },
+    /** The peers' source snapshots (default: PHASED_ROLLOUT_PEERS, then ../shared/peers). */
+    peers: { type: 'string' },
   },
 });
 const SMOKE = values.smoke === true;
 const SYSTEMS = values.systems.split(',');
 const SCENARIOS = SMOKE ? ['1a', '7b'] : values.scenarios.split(',');
+// Told first, in one line (exit 2): without the snapshots no peer can be built.
+const SNAPSHOTS = SYSTEMS.some((s) => s !== 'ours') ? requirePeerSnapshots(values.peers) : undefined;
 /** Observation windows; the smoke run shortens them (its results mean nothing). */
 const W = SMOKE ? { hold: 5_000, undo: 5_000, fix: 30_000, outage: 5_000 } : { hold: 20_000, undo: 60_000, fix: 90_000, outage: 30_000 };
 const N = 6;
@@ -393,7 +397,7 @@ async function runOne(system: string, id: string, s: Scenario, peers: string): P
 }
 
 async function main(): Promise<void> {
-  const { peers, commits } = preparePeers();
+  const { peers, commits } = SNAPSHOTS ? preparePeers(SNAPSHOTS) : { peers: '', commits: {} };
   console.log(`bench:matrix on the e2e kwok cluster (${SMOKE ? 'SMOKE: shortened windows, results mean nothing' : `${N} pods, one system at a time`}); peers: ${Object.values(commits).join(', ')}; rollout-operator at -reconcile.interval=1s`);
   const rows: string[] = [];
   try {

@@ -7,10 +7,14 @@ import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { e2eEnv, kubectl as kubectlIn, ROOT, sleep } from './e2e-env.js';
+import { missingPeerSnapshots, peerSnapshotsDir } from './peer-snapshots.js';
 
-export const env = e2eEnv();
+let loaded: Record<string, string> | undefined;
+/** env is the harness's .e2e/env, read on first use: a missing peer snapshot is told before a missing cluster. */
+export const env: Record<string, string> = new Proxy({} as Record<string, string>, { get: (_t, k) => (loaded ??= e2eEnv())[String(k)] });
 export const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
-export const STATE = resolve(env.E2E_DIR ?? join(ROOT, '.e2e'), 'peers');
+/** stateDir is where the peers' kubeconfigs and logs go. */
+const stateDir = () => resolve(env.E2E_DIR ?? join(ROOT, '.e2e'), 'peers');
 /** GATE is bench:peers' always-passing gate. */
 export const GATE = 'e2e_gate{name="bench-peers"} == 1';
 export const OUR_USER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
@@ -21,10 +25,24 @@ export const USERS: Record<string, string> = {
   'ro-1s': 'system:serviceaccount:peers:rollout-operator',
 };
 
-/** preparePeers builds the peers (cached) and applies their CRDs and ServiceAccounts; returns the build directory and commits. */
-export function preparePeers(): { peers: string; commits: Record<string, string> } {
-  mkdirSync(STATE, { recursive: true });
-  const peers = execFileSync('bash', [join(ROOT, 'hack', 'peers-build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim().split('\n').pop() ?? '';
+/**
+ * requirePeerSnapshots ends the process with one line (exit 2) when the peers' source snapshots are not
+ * in `dir`; returns the folder otherwise. Called first thing by bench:peers and bench:matrix.
+ */
+export function requirePeerSnapshots(flag: string | undefined): string {
+  const dir = peerSnapshotsDir(ROOT, flag);
+  const missing = missingPeerSnapshots(dir);
+  if (missing) {
+    console.error(missing);
+    process.exit(2);
+  }
+  return dir;
+}
+
+/** preparePeers builds the peers (cached) from the snapshots in `snapshots` and applies their CRDs and ServiceAccounts; returns the build directory and commits. */
+export function preparePeers(snapshots: string): { peers: string; commits: Record<string, string> } {
+  mkdirSync(stateDir(), { recursive: true });
+  const peers = execFileSync('bash', [join(ROOT, 'hack', 'peers-build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PHASED_ROLLOUT_PEERS: snapshots } }).trim().split('\n').pop() ?? '';
   kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'peers' } }));
   for (const sa of ['sts-phased-rollout-operator', 'rollout-operator']) kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: 'peers' } }));
   // Each peer's CRDs, from its own config.
@@ -50,14 +68,14 @@ export function kubeconfigFor(sa: string): { file: string; server: string } {
   const token = kubectl(['create', 'token', sa, '-n', 'peers', '--duration', '24h']).trim();
   const server = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   const ca = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority}']);
-  const file = join(STATE, `${sa}.kubeconfig`);
+  const file = join(stateDir(), `${sa}.kubeconfig`);
   writeFileSync(file, `apiVersion: v1\nkind: Config\nclusters: [{name: e2e, cluster: {server: "${server}", certificate-authority: "${ca}"}}]\nusers: [{name: u, user: {token: "${token}"}}]\ncontexts: [{name: e2e, context: {cluster: e2e, user: u}}]\ncurrent-context: e2e\n`, { mode: 0o600 });
   return { file, server };
 }
 
 /** startPeer runs a peer as a local process (by its own pid; stopped by the same handle). */
 export async function startPeer(system: string, ns: string, peers: string): Promise<ChildProcess | undefined> {
-  const log = join(STATE, `${system}.log`);
+  const log = join(stateDir(), `${system}.log`);
   if (system === 'sts-phased') {
     const { file } = kubeconfigFor('sts-phased-rollout-operator');
     const port = await freePort();

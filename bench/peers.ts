@@ -11,11 +11,11 @@
 // rounds), that minus the floor per pod, API requests per pod step, peak RSS of the process, and the
 // reaction from a pod becoming Ready to the system's next action (partition write or pod deletion).
 // Every loop is bounded: --budget-minutes caps the rounds of one system at one size (at least one).
-// Reproduce: npm run e2e:up && npm run bench:peers [-- --replicas 10,50 --rounds 3 --systems ... --smoke]
+// Reproduce: npm run e2e:up && npm run bench:peers [-- --replicas 10,50 --rounds 3 --systems ... --smoke --peers DIR]
 import { parseArgs } from 'node:util';
 import { auditMark, readAudit, type AuditMark } from '../test/support/audit-files.js';
 import { median, sleep, waitFor } from './e2e-env.js';
-import { env, GATE, kubectl, ourController, peerDied, phasedRollout, preparePeers, setUp, startPeer, stopPeer, USERS } from './peer-systems.js';
+import { env, GATE, kubectl, ourController, peerDied, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer, USERS } from './peer-systems.js';
 import { peakRssMb } from './proc.js';
 
 const { values } = parseArgs({
@@ -25,6 +25,8 @@ const { values } = parseArgs({
     systems: { type: 'string', default: 'floor,ours,sts-phased,ro-5s,ro-1s' },
     'budget-minutes': { type: 'string', default: '12' },
     smoke: { type: 'boolean', default: false },
+    /** The peers' source snapshots (default: PHASED_ROLLOUT_PEERS, then ../shared/peers). */
+    peers: { type: 'string' },
   },
 });
 const SMOKE = values.smoke === true;
@@ -32,6 +34,8 @@ const SIZES = SMOKE ? [2] : values.replicas.split(',').map(Number);
 const ROUNDS = SMOKE ? 1 : Number(values.rounds);
 const SYSTEMS = values.systems.split(',');
 const BUDGET_MS = Number(values['budget-minutes']) * 60_000;
+// Told first, in one line (exit 2): without the snapshots no peer can be built.
+const SNAPSHOTS = SYSTEMS.some((s) => s === 'sts-phased' || s.startsWith('ro-')) ? requirePeerSnapshots(values.peers) : undefined;
 /** Result of one rollout. */
 interface Rollout {
   seconds: number;
@@ -117,7 +121,7 @@ function pct(xs: number[], p: number): number {
 }
 
 async function main(): Promise<void> {
-  const { peers, commits } = preparePeers();
+  const { peers, commits } = SNAPSHOTS ? preparePeers(SNAPSHOTS) : { peers: '', commits: {} };
   await fetch(`${env.GATE_URL}/gates/bench-peers`, { method: 'PUT', body: '1' });
   console.log(`bench:peers on the e2e kwok cluster (${SMOKE ? 'SMOKE: numbers mean nothing' : `${ROUNDS} round(s) per system and size, at most ${values['budget-minutes']} min each`}); peers: ${Object.values(commits).join(', ')}`);
 

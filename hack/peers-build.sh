@@ -10,7 +10,10 @@ peers=${PHASED_ROLLOUT_PEERS:-$here/../../shared/peers}
 cache=${PHASED_ROLLOUT_CACHE:-$HOME/.cache/phased-rollout}/bin/peers
 log() { echo "[peers-build] $*" >&2; }
 export CGO_ENABLED=0 GOTOOLCHAIN=local
-[ -d "$peers" ] || { log "no peer snapshots at $peers"; exit 1; }
+missing() { log "no peer snapshots at $peers ($1): put sts-phased-rollout-operator-<commit>.tar.gz and rollout-operator-<commit>.tar.gz (git archive of each project) there, or name a folder that has them with PHASED_ROLLOUT_PEERS"; exit 1; }
+[ -d "$peers" ] || missing "no such folder"
+ls "$peers"/sts-phased-rollout-operator-*.tar.gz >/dev/null 2>&1 || missing "no sts-phased-rollout-operator-*.tar.gz"
+ls "$peers"/rollout-operator-*.tar.gz >/dev/null 2>&1 || missing "no rollout-operator-*.tar.gz"
 
 # build NAME ARCHIVE BINARY PACKAGE [GOFLAGS]: unpacks ARCHIVE once and builds PACKAGE to NAME/bin/BINARY.
 build() {

@@ -1,12 +1,25 @@
 // The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
-// bench:rollout, bench:many, bench:peers (which builds the peer systems from ../shared/peers the
-// first time), bench:matrix and bench:soak against the harness. Numbers from here mean nothing; what
+// bench:rollout, bench:many, bench:peers (which builds the peer systems from their source snapshots
+// the first time, when they are there), bench:matrix and bench:soak against the harness. Numbers from here mean nothing; what
 // the smoke runs do assert is what must hold at any size: the safety checker finds no violation in the
 // soak and the controller logs no uncaught error.
 import { resolve } from 'node:path';
 import { jest } from '@jest/globals';
+import { missingPeerSnapshots, peerSnapshotsDir } from '../../bench/peer-snapshots.js';
 import { ROOT } from '../support/process.js';
 import { run } from './cluster.js';
+
+// The peers' source snapshots are not in the repository. Without them the two peer smoke runs are
+// skipped, with the reason in their names and on the console, never counted as passed; .ci/run sets
+// PHASED_ROLLOUT_REQUIRE_PEERS=1, so there a missing snapshot fails instead.
+const missingPeers = missingPeerSnapshots(peerSnapshotsDir(ROOT));
+const requirePeers = process.env.PHASED_ROLLOUT_REQUIRE_PEERS === '1';
+const peerIt = missingPeers && !requirePeers ? it.skip : it;
+const skipped = missingPeers && !requirePeers ? ` [skipped: ${missingPeers}]` : '';
+if (skipped) console.warn(`bench:peers and bench:matrix smoke runs skipped: ${missingPeers}`);
+const needPeers = () => {
+  if (missingPeers) throw new Error(`PHASED_ROLLOUT_REQUIRE_PEERS=1 but ${missingPeers}`);
+};
 
 jest.setTimeout(600_000);
 
@@ -35,14 +48,16 @@ describe('benchmark smoke runs', () => {
     expect(out).toMatch(/cold start with \d+ StatefulSets and \d+ pods: process start -> \/readyz \d+ ms/);
   });
 
-  it('bench:peers builds and runs every system and prints the figures table', async () => {
+  peerIt(`bench:peers builds and runs every system and prints the figures table${skipped}`, async () => {
+    needPeers();
     const out = await bench('peers.js', ['--smoke']);
     for (const system of ['floor', 'ours', 'sts-phased', 'ro-5s', 'ro-1s']) expect(out).toMatch(new RegExp(`^\\| 2 \\| ${system} \\| 1 \\| [\\d.]+ s \\|`, 'm'));
     expect(out).toMatch(/^\| 2 \| ours \| 1 \| [\d.]+ s \| -?\d+ ms \| [\d.]+ \| \d+ MB \| \d+ \/ \d+ ms \|$/m);
     expect(out).toContain('reproduce: npm run e2e:up && npm run bench:peers');
   });
 
-  it('bench:matrix runs its scenarios against every system and prints the matrix', async () => {
+  peerIt(`bench:matrix runs its scenarios against every system and prints the matrix${skipped}`, async () => {
+    needPeers();
     const out = await bench('matrix.js', ['--smoke']);
     expect(out).toMatch(/^\| # \| scenario \| ours \| sts-phased \| rollout-operator \|$/m);
     // Ours holds a new template with a failing gate; the row has a result for each system.

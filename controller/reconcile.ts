@@ -9,6 +9,7 @@ import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { selectorMatches } from '../src/k8s/selector.js';
+import { credentialsAllowed, urlAllowed } from '../src/prometheus/allowed.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
@@ -245,6 +246,13 @@ export class Reconciler {
     let errorReason = 'PrometheusError';
     try {
       const opts = withDeadline(this.d.requestTimeoutMs ?? 10_000);
+      // The planner refuses credentials to an unlisted URL (Invalid); checked here again, so that no
+      // path through this shell can send a Secret's token where the operator did not allow it.
+      const allowedPrometheus = this.d.allowedPrometheusUrls ?? [];
+      const allowedGates = this.d.allowedGateUrls ?? [];
+      if (req.secretName && req.prometheusUrl && !credentialsAllowed(req.prometheusUrl, allowedPrometheus, this.d.defaultPrometheusUrl)) throw new CredentialsError(`credentials withheld: ${req.prometheusUrl} is not on --allowed-prometheus-urls`);
+      const unlisted = req.httpSecretName ? req.http?.find((g) => !credentialsAllowed(g.url, allowedGates)) : undefined;
+      if (unlisted) throw new CredentialsError(`credentials withheld: HTTP gate ${unlisted.name} is not on --allowed-gate-urls`);
       const [credentials, httpCredentials] = await Promise.all([
         req.secretName ? loadCredentials(this.d.core, t.namespace, req.secretName, opts) : undefined,
         req.httpSecretName ? loadCredentials(this.d.core, t.namespace, req.httpSecretName, opts, GATE_CREDENTIALS_LABEL) : undefined,
@@ -259,7 +267,9 @@ export class Reconciler {
         : [];
       const calls = (req.http ?? []).map(async (g) => ({
         name: g.name,
-        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
+        // The start of a failing answer's body is shown only for a URL the operator listed: otherwise an
+        // editor could read what any address the controller reaches answers (Events, status).
+        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, showBody: allowedGates.length > 0 && urlAllowed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
       }));
       const [fromPrometheus, fromHttp] = await Promise.all([Promise.all(queries), Promise.all(calls)]);
       verdict = combineVerdicts([...fromPrometheus, ...fromHttp]);

@@ -90,6 +90,13 @@ describe('statusTable', () => {
     expect(statusTable(rows(), false, NOW).split('\n')[0]).toMatch(/^NAME\s+PHASE/);
   });
 
+  it('prints no control character of a message: an escape sequence cannot rewrite the previous line', () => {
+    const status = JSON.stringify({ phase: 'Checking', revision: 'r', partition: 2, replicas: 3, updated: 1, message: 'HTTP 503\u001b[1A\u001b[2K\rdb   Completed   3/3', since: '2026-01-01T00:57:48Z' });
+    const out = statusTable([{ namespace: 'a', name: 'db', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.status]: status }, partition: 2, replicas: 3 }], false, NOW);
+    expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(out.trim().split('\n')).toHaveLength(2);
+  });
+
   it('JSON output carries the same facts for scripts', () => {
     const out = JSON.parse(statusJson(rows())) as Record<string, unknown>[];
     expect(out).toEqual([

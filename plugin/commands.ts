@@ -1,6 +1,7 @@
 // The kubectl plugin's pure parts: argument parsing, the status table, and the patches each verb sends.
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
+import { stripControls } from '../src/text.js';
 import { parseDuration } from '../src/runtime/config.js';
 
 /** USAGE is the plugin's help text. */
@@ -207,7 +208,8 @@ export function statusTable(rows: StsRow[], withNamespace: boolean, nowMs: numbe
   const lines = rows
     .flatMap((r) => reportOf(r) ?? [])
     .map((r) => {
-      const cells = [r.name, r.phase, `${r.partition}/${r.replicas}`, r.updated !== undefined ? `${r.updated}/${r.replicas}` : `?/${r.replicas}`, gateCell(r), age(r.since, nowMs), r.message];
+      // Text from the annotation reaches a terminal: no control character gets through (src/text.ts).
+      const cells = [r.name, r.phase, `${r.partition}/${r.replicas}`, r.updated !== undefined ? `${r.updated}/${r.replicas}` : `?/${r.replicas}`, gateCell(r), age(r.since, nowMs), stripControls(r.message.replace(/\s+/g, ' '))];
       return withNamespace ? [r.namespace, ...cells] : cells;
     });
   const header = [...(withNamespace ? ['NAMESPACE'] : []), 'NAME', 'PHASE', 'PARTITION', 'UPDATED', 'GATE', 'AGE', 'MESSAGE'];

@@ -12,6 +12,7 @@
 // current generation counts, and Completed needs every pod on it (currentRevision = updateRevision).
 import { KEYS } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
+import { stripControls } from '../src/text.js';
 
 /** WaitView is what wait reads of the StatefulSet. */
 export interface WaitView {
@@ -55,7 +56,7 @@ export function judge(v: WaitView | undefined, o: { failOnPause: boolean }): Jud
     // A status for another revision is the previous rollout's (or the controller has not looked yet).
     return { ...base, key: `pickup-${v.updateRevision}`, line: `revision ${v.updateRevision}: waiting for the controller's status of this revision (${where})`, phase: 'Pending' };
   }
-  const say = (code: Judgement['code'], key = `${s.phase}-${v.partition}`) => ({ ...base, ...(code !== undefined ? { code } : {}), key: `${s.revision}-${key}`, line: `revision ${s.revision}: ${s.phase}, ${where}, ${s.updated}/${s.replicas} updated: ${s.message}`, phase: s.phase });
+  const say = (code: Judgement['code'], key = `${s.phase}-${v.partition}`) => ({ ...base, ...(code !== undefined ? { code } : {}), key: `${s.revision}-${key}`, line: stripControls(`revision ${s.revision}: ${s.phase}, ${where}, ${s.updated}/${s.replicas} updated: ${s.message}`), phase: s.phase });
   switch (s.phase) {
     case 'Completed':
     case 'Idle':

@@ -247,6 +247,18 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 }), { userInfo: { username: CONTROLLER } }), opts)).toMatchObject({ type: 'allow', row: 3 });
   });
 
+  it('a status forged while opted out cannot be kept through an opt-in (security review item 7)', () => {
+    const forged = JSON.stringify({ phase: 'Paused', revision: 'r', promotion: 1 });
+    const off = { [KEYS.enabled]: 'false', [KEYS.query]: 'up', [KEYS.status]: forged };
+    // Opted out, anyone may write it (row 2)...
+    expect(decide(req('UPDATE', sts({ ann: off, partition: 3 }), sts({ ann: { [KEYS.enabled]: 'false', [KEYS.query]: 'up' }, partition: 3 })), opts)).toMatchObject({ type: 'allow', row: 2 });
+    // ...but opting back in with it is denied, and says what to do.
+    const back = decide(req('UPDATE', sts({ ann: { ...ON, [KEYS.status]: forged }, partition: 3 }), sts({ ann: off, partition: 3 })), opts);
+    expect(back).toMatchObject({ type: 'deny', row: ROW_STATUS, code: 403, message: expect.stringContaining('is being opted in with annotation phased-rollout.io/status already set') });
+    // Opting in without it is fine.
+    expect(decide(req('UPDATE', sts({ ann: ON, partition: 3 }), sts({ ann: off, partition: 3 })), opts)).toMatchObject({ type: 'allow', row: 8 });
+  });
+
   it('row 11: anything else -> allow, no patch', () => {
     // Scaling down mid-rollout (old partition < old replicas) creates no pod: nothing to hold.
     expect(decide(req('UPDATE', sts({ replicas: 2, partition: 1 }), sts({ replicas: 3, partition: 1 })), opts)).toEqual({ type: 'allow', row: 11, warnings: [] });

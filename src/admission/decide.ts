@@ -99,6 +99,9 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // retried.
   const newStatus = newAnn[KEYS.status];
   if (newStatus !== undefined && newStatus !== oldAnn[KEYS.status]) return deny(ROW_STATUS, 403, msg.statusManaged(name));
+  // Opting in (a create, or enabled again) with a status already there: while opted out anyone could
+  // have written it, and the controller removes its own on opt-out, so it is not the controller's.
+  if (newStatus !== undefined && (req.operation === 'CREATE' || old === undefined || readOptIn(oldAnn) !== 'on')) return deny(ROW_STATUS, 403, msg.statusOnOptIn(name));
 
   // Row 4: opted in (a typo in `enabled` included) but the annotations do not parse.
   const parsed = parseAnnotations(newAnn);

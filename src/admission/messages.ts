@@ -54,5 +54,9 @@ export const scaledMidRollout = (partition: number): string =>
 export const statusManaged = (obj: string): string =>
   `phased-rollout: annotation ${KEYS.status} of StatefulSet ${obj} is written by the phased-rollout controller only; remove it from your manifest (deleting it is allowed: it retries a Failed rollout)`;
 
+/** statusOnOptIn is the denial of an opt-in that carries a status annotation the controller did not write. */
+export const statusOnOptIn = (obj: string): string =>
+  `phased-rollout: StatefulSet ${obj} is being opted in with annotation ${KEYS.status} already set; only the phased-rollout controller writes it, and not while a StatefulSet is opted out: remove the annotation (an exported manifest or a restored backup carries an old one)`;
+
 /** malformedObject explains an object whose shape the API would never store. */
 export const malformedObject = (obj: string, why: string): string => `phased-rollout: StatefulSet ${obj} cannot be admitted: ${why}`;

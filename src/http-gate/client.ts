@@ -9,6 +9,8 @@ export interface HttpGateCall {
   url: string;
   timeoutMs: number;
   credentials?: Credentials;
+  /** Show the start of a failing answer's body in the verdict (only for URLs the operator listed). */
+  showBody?: boolean;
 }
 
 /** httpGate runs one HTTP gate; it never throws. Only the start of the body is read: it is shown, not parsed. */
@@ -20,5 +22,5 @@ export async function httpGate(g: HttpGateCall): Promise<Verdict> {
     return { result: 'error', detail: 'invalid gate URL' };
   }
   const r = await boundedGet(url, { timeoutMs: g.timeoutMs, maxBody: BODY_IN_DETAIL + 1, overflow: 'truncate', ...(g.credentials ? { credentials: g.credentials } : {}) });
-  return 'error' in r ? { result: 'error', detail: `no answer: ${r.error}` } : httpVerdict(r.status, r.body);
+  return 'error' in r ? { result: 'error', detail: `no answer: ${r.error}` } : httpVerdict(r.status, g.showBody === true ? r.body : '');
 }

@@ -3,6 +3,7 @@
 // (critical); a /healthz answers 200 or 5xx.
 
 import type { Verdict } from '../rollout/types.js';
+import { stripControls } from '../text.js';
 
 /** BODY_IN_DETAIL is how much of a failing answer's body the status message shows. */
 export const BODY_IN_DETAIL = 200;
@@ -16,7 +17,7 @@ export const BODY_IN_DETAIL = 200;
  * followed, since the URL was checked against the allow-list and the redirect target was not.
  */
 export function httpVerdict(status: number, body: string): Verdict {
-  const snippet = body.slice(0, BODY_IN_DETAIL).replace(/\s+/g, ' ').trim();
+  const snippet = stripControls(body.slice(0, BODY_IN_DETAIL).replace(/\s+/g, ' ')).trim();
   const shown = snippet ? `: ${snippet}${body.length > BODY_IN_DETAIL ? '...' : ''}` : '';
   if (status >= 200 && status < 300) return { result: 'pass', detail: `HTTP ${status}` };
   if (status === 408 || status === 0) return { result: 'error', detail: `HTTP ${status} (no verdict)${shown}` };

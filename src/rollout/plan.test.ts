@@ -513,6 +513,26 @@ describe('plan: HTTP gates', () => {
     expect(plan({ ...input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: ['http://consul:8500/v1/agent/health'] }).phase).toBe('Checking');
   });
 
+  it('credentials fail closed: http-secret only with the URL under a non-empty --allowed-gate-urls (security review item 1)', () => {
+    const withSecret = { ...HTTP, [KEYS.httpSecret]: 'consul-token' };
+    const open = plan({ ...input(sts({ ann: withSecret, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: [] });
+    expect(open.phase).toBe('Invalid');
+    expect(open.check).toBeUndefined();
+    expect(statusOf(open)?.message).toContain('phased-rollout.io/http-secret is sent only to URLs under the controller\'s --allowed-gate-urls (Helm value allowedGateUrls)');
+    // Without a Secret an empty list still allows the URL; listed, the Secret goes with it.
+    expect(plan({ ...input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: [] }).phase).toBe('Checking');
+    expect(plan({ ...input(sts({ ann: withSecret, partition: 2 }), pods(['old', 'old', 'new'])), allowedGateUrls: ['http://consul:8500/'] }).check?.httpSecretName).toBe('consul-token');
+  });
+
+  it('credentials fail closed: prometheus-secret only to the controller\'s own URL or a listed one', () => {
+    const ann = (url?: string) => ({ ...FAST, [KEYS.prometheusSecret]: 'prom-token', ...(url ? { [KEYS.prometheusUrl]: url } : {}) });
+    const theirs = plan(input(sts({ ann: ann('http://attacker.example:9090') }), pods(['old', 'old', 'old'])));
+    expect(theirs.phase).toBe('Invalid');
+    expect(statusOf(theirs)?.message).toContain("phased-rollout.io/prometheus-secret is sent only to the controller's own --prometheus-url or a URL under its --allowed-prometheus-urls (Helm value allowedPrometheusUrls); http://attacker.example:9090 is neither");
+    expect(plan(input(sts({ ann: ann() }), pods(['old', 'old', 'old']))).check?.secretName).toBe('prom-token'); // the default URL
+    expect(plan({ ...input(sts({ ann: ann('http://thanos:9090') }), pods(['old', 'old', 'old'])), allowedPrometheusUrls: ['http://thanos:9090'] }).check?.secretName).toBe('prom-token');
+  });
+
   it('a changed URL restarts the streak', () => {
     const i = input(sts({ ann: HTTP, partition: 2 }), pods(['old', 'old', 'new']));
     const one = runChecks(i, ['pass']);

@@ -1,7 +1,7 @@
 // SPEC §4.2 as one pure function: a snapshot of a StatefulSet, its pods and what this process remembers
 // in; the actions to take, whether a gate check is due, and when to look again out. No I/O, no clock.
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
-import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
+import { credentialsAllowed, notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
 import { renderQuery, renderUrl } from '../gate-templates.js';
 import { podContext } from './gates.js';
@@ -142,11 +142,17 @@ export function plan(input: PlanInput): PlanResult {
   if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) {
     return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
   }
+  // Credentials fail closed: never to a URL the operator did not name (src/prometheus/allowed.ts).
+  if (prometheusUrl && cfg.prometheusSecret && !credentialsAllowed(prometheusUrl, allowedUrls, input.defaultPrometheusUrl)) {
+    return finish(c, 'Invalid', `${KEYS.prometheusSecret} is sent only to the controller's own --prometheus-url or a URL under its --allowed-prometheus-urls (Helm value allowedPrometheusUrls); ${prometheusUrl} is neither`, { memory: undefined });
+  }
   // HTTP gates: placeholders stand only after the host (checked at admission), so the URL as written
   // decides where the request goes; it is checked against --allowed-gate-urls once rendered.
   const allowedGates = input.allowedGateUrls ?? [];
   const refused = cfg.httpGates.find((g) => !urlAllowed(renderUrl(g.url, podContext(sts, sts.partition, revision)), allowedGates));
   if (refused) return finish(c, 'Invalid', `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}`, { memory: undefined });
+  const unlisted = cfg.httpSecret ? cfg.httpGates.find((g) => !credentialsAllowed(renderUrl(g.url, podContext(sts, sts.partition, revision)), allowedGates)) : undefined;
+  if (unlisted) return finish(c, 'Invalid', `${KEYS.httpSecret} is sent only to URLs under the controller's --allowed-gate-urls (Helm value allowedGateUrls); HTTP gate ${unlisted.name} URL ${unlisted.url} is not under one`, { memory: undefined });
   const check: CheckRequest = {
     gates: cfg.gates,
     ...(prometheusUrl ? { prometheusUrl } : {}),

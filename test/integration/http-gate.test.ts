@@ -27,7 +27,16 @@ describe('httpGate', () => {
     handler = (_q, s) => s.writeHead(200).end('passing');
     expect(await httpGate({ url: `${base}/v1/agent/health/service/name/db`, timeoutMs: 2000 })).toEqual({ result: 'pass', detail: 'HTTP 200' });
     handler = (_q, s) => s.writeHead(503).end('critical: db-2 check failing');
-    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 503: critical: db-2 check failing' });
+    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000, showBody: true })).toEqual({ result: 'fail', detail: 'HTTP 503: critical: db-2 check failing' });
+    // The body only for a URL the operator listed (the shell decides): otherwise the code alone.
+    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 503' });
+  });
+
+  it('strips terminal control sequences from the body it shows', async () => {
+    handler = (_q, s) => s.writeHead(500).end('\u001b[2K\u001b[1Aok\u0007 \u009b31m all good');
+    const v = await httpGate({ url: `${base}/esc`, timeoutMs: 2000, showBody: true });
+    expect(v.detail).toBe('HTTP 500: [2K[1Aok 31m all good');
+    expect(v.detail).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
   });
 
   it('does not follow a redirect', async () => {
@@ -63,7 +72,7 @@ describe('httpGate', () => {
       s.write('e'.repeat(64 * 1024));
       // Never ends: the gate must not wait for the rest.
     };
-    const v = await httpGate({ url: `${base}/huge`, timeoutMs: 2000 });
+    const v = await httpGate({ url: `${base}/huge`, timeoutMs: 2000, showBody: true });
     expect(v).toEqual({ result: 'fail', detail: `HTTP 500: ${'e'.repeat(200)}...` });
   });
 });

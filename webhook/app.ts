@@ -16,12 +16,30 @@ import type { Logger } from '../src/runtime/logger.js';
 import type { WebhookMetrics } from '../src/runtime/metrics.js';
 
 /**
- * MAX_BODY_BYTES bounds a request body. The API server stores objects of up to ~3 MiB (etcd's 1.5 MiB
- * value limit is often raised), and a review of an UPDATE carries the object twice plus JSON escaping;
- * SPEC §3 asks for at least 8 MiB. 32 MiB admits an 8 MiB StatefulSet in an UPDATE and still stops a
- * body that could only be an attack or a bug from exhausting memory.
+ * MAX_BODY_BYTES bounds a request body. The API server refuses requests over 3 MiB (--max-request-bytes),
+ * so no object it admits is larger, and a review of an UPDATE carries two objects (object and
+ * oldObject, as JSON values, not escaped strings) plus a small envelope: 8 MiB (SPEC §3's floor) holds
+ * the largest legal review with room (test/integration/webhook-limits.test.ts sends one). Anything
+ * larger could only be an attack or a bug, and the webhook does not authenticate its callers.
  */
-export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * MAX_IN_FLIGHT_BYTES bounds what all requests being read hold at once: four largest bodies. Above
+ * it a request is answered 503 at once instead of buffered (the API server applies the webhook's
+ * failurePolicy; reviews are a few KB, so only a flood of large bodies ever meets it).
+ */
+export const MAX_IN_FLIGHT_BYTES = 4 * MAX_BODY_BYTES;
+
+/**
+ * MIN_BYTES_PER_VALUE: JSON.parse costs heap per object or array, about 65 bytes each: a body of
+ * `[{},{},...]` needs 22 times its size (179 MiB of heap for 8 MiB, measured). A real review has an
+ * object or array every ~35 bytes (a StatefulSet with 150,000 env vars: 35.5), so a large body (over
+ * DENSITY_CHECK_BYTES) with one every fewer than 12 bytes is refused before it is parsed; the heap a
+ * body may cost is then bounded by about 5 times its size.
+ */
+export const MIN_BYTES_PER_VALUE = 12;
+const DENSITY_CHECK_BYTES = 256 * 1024;
 
 /** AppDeps are the collaborators of the admission app. */
 export interface AppDeps extends DecideOptions {
@@ -61,11 +79,27 @@ function mediaProblem(contentType: string | undefined): BodyError | undefined {
   return undefined;
 }
 
+/** InFlight counts the bytes that requests being read hold, against MAX_IN_FLIGHT_BYTES. */
+interface InFlight {
+  held: number;
+}
+
+/** tooDense: a large body with an object or array every fewer than MIN_BYTES_PER_VALUE bytes. */
+function tooDense(buf: Buffer): boolean {
+  if (buf.length <= DENSITY_CHECK_BYTES) return false;
+  let openers = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (c === 0x7b || c === 0x5b) openers++;
+  }
+  return openers * MIN_BYTES_PER_VALUE > buf.length;
+}
+
 /**
  * readJson reads a bounded body and parses it as strict JSON (an object or an array at the top), then
  * calls `done` exactly once. A callback rather than a Promise: one microtask hop less per admission.
  */
-function readJson(req: IncomingMessage, done: (err: unknown, body?: unknown) => void): void {
+function readJson(req: IncomingMessage, inFlight: InFlight, done: (err: unknown, body?: unknown) => void): void {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > MAX_BODY_BYTES) {
     req.resume();
@@ -77,21 +111,30 @@ function readJson(req: IncomingMessage, done: (err: unknown, body?: unknown) => 
   const finish = (err: unknown, body?: unknown) => {
     if (finished) return;
     finished = true;
+    inFlight.held -= size;
+    chunks.length = 0;
     done(err, body);
   };
   req.on('data', (c: Buffer) => {
-    size += c.length;
-    if (size > MAX_BODY_BYTES) {
+    if (finished) return;
+    const refused = size + c.length > MAX_BODY_BYTES ? new BodyError(413, TOO_LARGE) : inFlight.held + c.length > MAX_IN_FLIGHT_BYTES ? new BodyError(503, 'too many large admission requests at once; retry') : undefined;
+    if (refused) {
       req.removeAllListeners('data');
       req.resume();
-      finish(new BodyError(413, TOO_LARGE));
-    } else chunks.push(c);
+      return finish(refused);
+    }
+    size += c.length;
+    inFlight.held += c.length;
+    chunks.push(c);
   });
   req.on('error', finish);
+  req.on('close', () => finish(new BodyError(400, 'the connection closed before the body ended')));
   req.on('end', () => {
     if (finished) return;
     // Most reviews arrive in one chunk: decode it in place rather than copy it first.
-    const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size)).toString('utf8');
+    const buf = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+    if (tooDense(buf)) return finish(new BodyError(413, `a body with an object or array every fewer than ${MIN_BYTES_PER_VALUE} bytes is not an AdmissionReview`));
+    const text = buf.toString('utf8');
     const first = /^[\s]*(.)/.exec(text)?.[1];
     if (first !== '{' && first !== '[') return finish(new BodyError(400, 'the body must be a JSON object'));
     let body: unknown;
@@ -107,6 +150,7 @@ function readJson(req: IncomingMessage, done: (err: unknown, body?: unknown) => 
 /** createApp builds the admission app: POST /mutate. */
 export function createApp(deps: AppDeps): Express {
   const decideFn = deps.decideFn ?? decide;
+  const inFlight: InFlight = { held: 0 };
 
   const refuse = (res: ServerResponse, err: unknown) => {
     const status = err instanceof BodyError ? err.status : 500;
@@ -167,7 +211,7 @@ export function createApp(deps: AppDeps): Express {
       req.resume();
       return refuse(res, media);
     }
-    readJson(req, (err, body) => {
+    readJson(req, inFlight, (err, body) => {
       if (err !== undefined) return refuse(res, err);
       try {
         admit(body, res, started);

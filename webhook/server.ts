@@ -60,6 +60,29 @@ function close(server: Server | HttpServer, graceMs: number): Promise<void> {
   });
 }
 
+/** HANDSHAKE_TIMEOUT_MS bounds the TLS handshake. */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+/**
+ * MAX_CONNECTIONS bounds open sockets. The API server keeps a small pool of keep-alive connections to
+ * each webhook (a few per API server replica), so 256 is far above real use and far below what
+ * exhausts file descriptors or memory (each TLS socket holds ~50 KB).
+ */
+export const MAX_CONNECTIONS = 256;
+
+/**
+ * limitConnections sets the HTTP limits. The API server's webhook client times out after
+ * timeoutSeconds (≤ 5 s here): a slow or stalled client must not hold a socket for long. A socket with
+ * no traffic at all (TLS done, no request ever sent) is closed after 70 s, just above the 65 s
+ * keep-alive that the API server's pooled connections rely on between reviews.
+ */
+export function limitConnections(s: Server): void {
+  s.headersTimeout = 10_000;
+  s.requestTimeout = 30_000;
+  s.keepAliveTimeout = 65_000;
+  s.timeout = 70_000;
+  s.maxConnections = MAX_CONNECTIONS;
+}
+
 /** startWebhook loads the certificate (failing if it is broken), starts both servers and the reloader. */
 export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServer> {
   const registry = createRegistry();
@@ -80,12 +103,10 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
     },
   });
   const initial = await reloader.load();
-  https = createHttpsServer({ cert: initial.cert, key: initial.key, minVersion: TLS_MIN }, app);
-  // The API server's webhook client times out after timeoutSeconds (≤ 5 s here); a slow or stalled
-  // client must not hold a socket for long.
-  https.headersTimeout = 10_000;
-  https.requestTimeout = 30_000;
-  https.keepAliveTimeout = 65_000;
+  // handshakeTimeout: a TCP connection that never completes TLS is dropped after 10 s (Node's default
+  // is 120 s), so idle sockets cannot pile up before any HTTP limit applies.
+  https = createHttpsServer({ cert: initial.cert, key: initial.key, minVersion: TLS_MIN, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, app);
+  limitConnections(https);
   const ops = createOpsServer(registry, readiness);
 
   const port = await listen(https, o.port, o.bindAddress);

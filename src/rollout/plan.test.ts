@@ -1106,6 +1106,24 @@ describe('plan: safety review 2', () => {
     expect(plan(input(min, noTime, T0 + 10_000, w.memory)).phase).toBe('Checking');
   });
 
+  it('a pod cache behind the StatefulSet after the last step is not a revert: the final check still runs', () => {
+    // The StatefulSet controller replaced db-0 and made `new` current; the pod cache still shows db-0 old.
+    const lagging = pods(['old', 'new', 'new']);
+    const s = sts({ partition: 0, currentRevision: 'new', status: { phase: 'WaitingForPods', partition: 0, previousRevision: 'old' } });
+    const r = plan(input(s, lagging));
+    expect(r.phase).toBe('WaitingForPods');
+    expect(r.memory?.reverting).toBeUndefined();
+    expect(events(r)).not.toContain('RollbackStarted');
+    // Pods caught up: the final check runs, then Completed (never Idle "restored").
+    const done = runChecks(input(s, pods(['new', 'new', 'new']), T0 + 100, r.memory), ['pass', 'pass']);
+    expect(done.r.phase).toBe('Completed');
+    // Without a status, this process's memory of rolling the revision says the same.
+    const mem = plan(input(sts({ partition: 1 }), pods(['old', 'new', 'new']))).memory;
+    expect(plan(input(sts({ partition: 0, currentRevision: 'new' }), lagging, T0 + 100, mem)).phase).toBe('WaitingForPods');
+    // A real revert (the status is of the revision left behind) is still one.
+    expect(plan(input(sts({ partition: 0, updateRevision: 'old', currentRevision: 'old', status: { phase: 'Checking', revision: 'new', partition: 0 } }), pods(['old', 'new', 'new']))).phase).toBe('RollingBack');
+  });
+
   it('5: the PartitionLowered Events of two revisions differ, so the API server never merges them', () => {
     const lowered = (rev: string) => of(runChecks(input(sts({ updateRevision: rev }), pods(['old', 'old', 'old'])), ['pass', 'pass']).r, 'event').find((e) => e.reason === 'PartitionLowered')?.message;
     expect(lowered('web-1')).toBe('partition 3 -> 2 after 2/2 passing checks of revision web-1; pod db-2 rolls next');

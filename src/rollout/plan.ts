@@ -171,7 +171,12 @@ export function plan(input: PlanInput): PlanResult {
   // restore every pod; a pod stuck not ready on another revision is deleted so OrderedReady cannot
   // deadlock on it.
   const back = current !== revision && restoring(sts, prev);
-  if ((current === revision && stale.length > 0) || back) {
+  // The rollout of this very revision was going on: the StatefulSet controller made it current once
+  // every pod ran it, and a pod still shown on another revision is the pod cache lagging behind the
+  // StatefulSet's (chaos-groups caught it: a "revert" that skipped the final check). Not a revert: the
+  // forward path waits for the pods, then verifies the last one.
+  const rollingThis = (prev?.revision === revision && ROLLING.has(prev.phase)) || (input.memory?.revision === revision && input.memory.reverting !== true);
+  if ((current === revision && stale.length > 0 && !rollingThis) || back) {
     delete c.previous;
     if (stale.length === 0) {
       return finish(c, 'RollingBack', `every pod on revision ${revision}; waiting for the StatefulSet controller to make it current`, { memory: input.memory, requeueAfterMs: 1000 }, sts.partition);

@@ -1,9 +1,11 @@
 // POST /mutate through the real express app (supertest, in process).
 import fastJsonPatch from 'fast-json-patch';
+import { request as httpRequest, type ClientRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { KEYS } from '../../src/annotations.js';
 import { createRegistry, webhookMetrics } from '../../src/runtime/metrics.js';
-import { createApp, MAX_BODY_BYTES } from '../../webhook/app.js';
+import { createApp, MAX_BODY_BYTES, MAX_IN_FLIGHT_BYTES } from '../../webhook/app.js';
 import { quietLog } from '../support/quiet-log.js';
 import { review, statefulSet } from '../support/statefulset.js';
 
@@ -73,13 +75,18 @@ describe('POST /mutate', () => {
     expect(lines.some((l) => l.msg === 'admission decision failed')).toBe(true);
   });
 
-  it('accepts an 8 MiB StatefulSet in an UPDATE (object and oldObject: ~16 MiB body)', async () => {
+  it('accepts the largest legal review: an UPDATE of a StatefulSet at the API server\'s 3 MiB request limit, twice', async () => {
     const { app: a } = app();
     const big = statefulSet('big', { partition: 3 });
-    // Bulk that a real object could carry: a large env list in the pod template.
-    const env = Array.from({ length: 8 * 1024 }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(1000) }));
+    // Bulk that a real object could carry: a large env list in the pod template, short names and values
+    // (the densest a real object gets: an object every ~30 bytes).
+    const env = Array.from({ length: 60_000 }, (_, i) => ({ name: `V${i}`, value: `v${i}` }));
     (big.spec.template.spec.containers[0] as Record<string, unknown>).env = env;
-    expect(JSON.stringify(big).length).toBeGreaterThan(8 * 1024 * 1024);
+    const pad = (i: number) => ({ name: `W${i}`, value: 'x'.repeat(200) });
+    const room = 3 * 1024 * 1024 - 32 * 1024 - JSON.stringify(big).length;
+    for (let i = 0, n = Math.floor(room / (JSON.stringify(pad(99_999)).length + 1)); i < n; i++) env.push(pad(env.length));
+    expect(JSON.stringify(big).length).toBeLessThanOrEqual(3 * 1024 * 1024);
+    expect(JSON.stringify(big).length).toBeGreaterThan(3 * 1024 * 1024 - 64 * 1024);
     const changed = structuredClone(big);
     changed.spec.template.spec.containers[0]!.image = 'registry.example/app:2';
     const res = await request(a).post('/mutate').send(review('UPDATE', changed, big)).expect(200);
@@ -118,5 +125,47 @@ describe('POST /mutate', () => {
     expect(text).toContain('operation="CREATE",decision="patched"} 1');
     expect(text).toContain('operation="CREATE",decision="denied"} 1');
     expect(lines.find((l) => l.uid === 'u-9')).toMatchObject({ namespace: 'default', name: 'w', decision: 'patched', row: 7 });
+  });
+});
+
+describe('POST /mutate: bounded inputs (security review item 2)', () => {
+  it('refuses a JSON bomb under the size limit before parsing it: 413, and the app goes on', async () => {
+    const { app: a } = app();
+    const bomb = `[${'{},'.repeat(Math.floor((MAX_BODY_BYTES - 2) / 3) - 1)}{}]`;
+    expect(bomb.length).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    const res = await request(a).post('/mutate').set('content-type', 'application/json').send(bomb).expect(413);
+    expect(res.body.error).toMatch(/every fewer than 12 bytes is not an AdmissionReview/);
+    await request(a).post('/mutate').send(review('CREATE', statefulSet('web'))).expect(200);
+  });
+
+  it('holds at most MAX_IN_FLIGHT_BYTES across requests: the next large body is answered 503 at once', async () => {
+    const { app: a } = app();
+    const server = a.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as AddressInfo).port;
+    const chunk = Buffer.alloc(MAX_BODY_BYTES - 1024, 0x20);
+    const open: ClientRequest[] = [];
+    try {
+      // Four bodies, each just under the limit, sent but never ended: the server holds ~4 x 8 MiB.
+      for (let i = 0; i < MAX_IN_FLIGHT_BYTES / MAX_BODY_BYTES; i++) {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/mutate', method: 'POST', headers: { 'content-type': 'application/json' } });
+        req.on('error', () => undefined);
+        req.write(chunk);
+        open.push(req);
+      }
+      await new Promise((r) => setTimeout(r, 500));
+      const status = await new Promise<number>((res, rej) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '/mutate', method: 'POST', headers: { 'content-type': 'application/json' } }, (r) => {
+          r.resume();
+          res(r.statusCode ?? 0);
+        });
+        req.on('error', rej);
+        req.end(chunk);
+      });
+      expect(status).toBe(503);
+    } finally {
+      for (const r of open) r.destroy();
+      await new Promise((r) => server.close(r));
+    }
   });
 });

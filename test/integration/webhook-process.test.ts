@@ -3,6 +3,7 @@
 import { jest } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loopbackPair } from '../support/certs.js';
@@ -19,7 +20,7 @@ const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-c
 
 function post(port: number, ca: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((res, rej) => {
-    const data = JSON.stringify(body);
+    const data = typeof body === 'string' ? body : JSON.stringify(body);
     const req = request(
       { host: '127.0.0.1', port, path: '/mutate', method: 'POST', ca, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
       (r) => {
@@ -40,6 +41,43 @@ describe('phased-rollout-webhook process', () => {
   const key = join(dir, 'tls.key');
   writeFileSync(cert, serving.cert);
   writeFileSync(key, serving.key);
+
+  it('survives JSON bombs and oversized bodies on a 128 MiB heap, and serves the next review (security review item 2)', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    // A heap this small aborted on one 32 MiB `[{},...]` before bodies were bounded and checked.
+    const child = start(entry, ['--port', String(port), '--tls-cert-file', cert, '--tls-key-file', key, '--metrics-port', String(metricsPort), '--bind-address', '127.0.0.1'], { NODE_OPTIONS: '--max-old-space-size=128' });
+    try {
+      await eventually(async () => expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200), 15_000, 100);
+      const bomb = `[${'{},'.repeat(Math.floor((8 * 1024 * 1024 - 2) / 3) - 1)}{}]`;
+      const answers = await Promise.all([post(port, ca.cert, bomb), post(port, ca.cert, bomb), post(port, ca.cert, bomb), post(port, ca.cert, `{"pad":"${'x'.repeat(9 * 1024 * 1024)}"}`)].map((p) => p.then((r) => r.status, () => 0)));
+      expect(answers).toEqual([413, 413, 413, 413]);
+      const res = await post(port, ca.cert, review('CREATE', statefulSet('db'), undefined, 'uid-after'));
+      expect(res.json.response).toMatchObject({ uid: 'uid-after', allowed: true });
+    } finally {
+      child.proc.kill('SIGTERM');
+      expect((await child.exited).code).toBe(0);
+    }
+  });
+
+  it('drops a connection that never starts TLS after the handshake timeout (10 s, not Node\'s 120 s)', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const child = start(entry, ['--port', String(port), '--tls-cert-file', cert, '--tls-key-file', key, '--metrics-port', String(metricsPort), '--bind-address', '127.0.0.1']);
+    try {
+      await eventually(async () => expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200), 15_000, 100);
+      const t0 = Date.now();
+      const closedAfter = await new Promise<number>((res, rej) => {
+        const s = connect(port, '127.0.0.1');
+        s.on('error', rej);
+        s.on('close', () => res(Date.now() - t0));
+        s.resume();
+      });
+      expect(closedAfter).toBeGreaterThanOrEqual(9_000);
+      expect(closedAfter).toBeLessThan(20_000);
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exited;
+    }
+  });
 
   it('serves a real AdmissionReview with the SPEC §5 command line and exits 0 on SIGTERM', async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];

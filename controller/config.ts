@@ -8,6 +8,7 @@ export const controllerSchema = {
   'prometheus-url': { kind: 'string', doc: 'Prometheus base URL for StatefulSets without phased-rollout.io/prometheus-url' },
   'allowed-prometheus-urls': { kind: 'list', doc: 'query only Prometheus URLs under these prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
   'prometheus-timeout': { kind: 'duration', default: '10s', doc: 'timeout of one gate query' },
+  'max-gate-answer-bytes': { kind: 'int', default: '262144', doc: 'largest Prometheus answer read for one gate query (bytes); a larger one is an error, never a pass (a gate needs a sample or a few, not megabytes)' },
   'allowed-gate-urls': { kind: 'list', doc: 'call HTTP gates (phased-rollout.io/http.<name>) only under these URL prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
   'status-sync-wait': { kind: 'duration', zero: true, default: '0s', doc: "before a step, wait up to this long after the last pod became available until the StatefulSet's status counts the ready and updated pods the controller sees (0s: step at once; measured slower, see docs/benchmarks.md)" },
   'http-gate-timeout': { kind: 'duration', default: '5s', doc: 'timeout of one HTTP gate request; no answer in time is an error, never a pass' },

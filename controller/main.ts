@@ -135,6 +135,7 @@ async function main(): Promise<void> {
     statusSyncWaitMs: c['status-sync-wait'],
     httpGateTimeoutMs: c['http-gate-timeout'],
     prometheusTimeoutMs: c['prometheus-timeout'],
+    maxGateAnswerBytes: c['max-gate-answer-bytes'],
     resyncMs: c['resync-period'],
     requestTimeoutMs: c['request-timeout'],
     // With leader election no write starts once the renew deadline has passed (see leader.ts).

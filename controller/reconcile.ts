@@ -39,6 +39,8 @@ export interface ReconcileDeps {
   defaultPrometheusUrl?: string;
   allowedPrometheusUrls?: readonly string[];
   prometheusTimeoutMs: number;
+  /** --max-gate-answer-bytes: the largest Prometheus answer read for one query. */
+  maxGateAnswerBytes?: number;
   resyncMs: number;
   /** Upper bound of one API call. */
   requestTimeoutMs?: number;
@@ -262,7 +264,7 @@ export class Reconciler {
       const queries = prometheus
         ? req.gates.map(async (g) => ({
             name: g.name,
-            verdict: await (this.d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(credentials ? { credentials } : {}) }),
+            verdict: await (this.d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(this.d.maxGateAnswerBytes ? { maxBytes: this.d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) }),
           }))
         : [];
       const calls = (req.http ?? []).map(async (g) => ({

@@ -103,4 +103,31 @@ describe('dashboard server', () => {
       server.close();
     }
   });
+
+  it('a wrong token of another byte length (multi-byte) is refused, not a 500 with a stack trace (security review item 5)', async () => {
+    const { app, calls } = setUp();
+    const wrong = 'é'.repeat(43); // 43 characters, 86 bytes
+    await request(app).get(`/?token=${encodeURIComponent(wrong)}`).set('Host', '127.0.0.1:1234').expect(403);
+    const r = await request(app).post('/api/action').set('Host', '127.0.0.1:1234').set('X-Phased-Rollout-Token', encodeURIComponent(wrong)).send({ namespace: 'prod', name: 'pg', verb: 'promote' });
+    expect(r.status).toBe(403);
+    expect(calls).toEqual([]);
+  });
+
+  it('answers a malformed body in JSON, never with an HTML stack trace', async () => {
+    const { app } = setUp();
+    const r = await request(app).post('/api/action').set('Host', '127.0.0.1:1234').set('X-Phased-Rollout-Token', TOKEN).set('Content-Type', 'application/json').send('{"namespace":');
+    expect(r.status).toBe(400);
+    expect(r.headers['content-type']).toMatch(/json/);
+    expect(r.text).not.toMatch(/<html|at .*\.js:\d+|node_modules/i);
+  });
+
+  it.each([
+    ['another namespace', { namespace: 'kube-system', name: 'pg', verb: 'pause' }],
+    ['a name not on the page', { namespace: 'prod', name: 'other', verb: 'pause' }],
+  ])('refuses an action on %s (security review item 6)', async (_n, body) => {
+    const { app, calls } = setUp();
+    const r = await request(app).post('/api/action').set('Host', '127.0.0.1:1234').set('X-Phased-Rollout-Token', TOKEN).send(body).expect(404);
+    expect(r.body.error).toContain('is not on this dashboard (namespace prod)');
+    expect(calls).toEqual([]);
+  });
 });

@@ -38,10 +38,13 @@ const FILES: Record<string, string> = { '/app.js': 'app.js', '/app.css': 'app.cs
 const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
 const LOOPBACK_ORIGIN = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
 
-/** sameToken compares in constant time. */
+/** sameToken compares in constant time. Byte lengths, not string lengths: a wrong token of the same
+ * length in characters but multi-byte would make timingSafeEqual throw. */
 function sameToken(given: unknown, token: string): boolean {
-  if (typeof given !== 'string' || given.length !== token.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(token));
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** errorOf turns a thrown error into an HTTP status and the message as it came (src/k8s/errors.ts). */
@@ -96,12 +99,23 @@ export function dashboardApp(o: DashboardOptions): express.Express {
     if (typeof namespace !== 'string' || typeof name !== 'string' || !namespace || !name || !VERBS.includes(verb as Verb)) {
       return void res.status(400).json({ error: `want {"namespace", "name", "verb"} with verb one of ${VERBS.join(', ')}` });
     }
+    // Only what the page shows: a StatefulSet of the dashboard's scope that is on a card now. The token
+    // opens this dashboard, not every namespace the kubeconfig reaches.
+    if (!o.source.cards().some((c) => c.namespace === namespace && c.name === name)) {
+      return void res.status(404).json({ error: `refused: ${namespace}/${name} is not on this dashboard (${o.scope})` });
+    }
     try {
       res.json({ message: await o.act(namespace, name, verb as Verb) });
     } catch (err) {
       const e = errorOf(err);
       res.status(e.status).json({ error: e.message });
     }
+  });
+  // Anything thrown or refused by express itself (a malformed JSON body, a body over the limit): JSON,
+  // never express's HTML page with a stack trace and file paths.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof (err as { status?: unknown })?.status === 'number' ? (err as { status: number }).status : 500;
+    res.status(status >= 400 && status < 600 ? status : 500).json({ error: status === 500 ? 'internal error' : `refused: ${(err as Error).message ?? 'bad request'}` });
   });
   return app;
 }

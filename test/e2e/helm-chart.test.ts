@@ -34,6 +34,26 @@ describe('helm lint and template', () => {
     expect(r.stderr).toContain('tls.mode must be generate or existingSecret');
   });
 
+  it('RBAC: a ClusterRole by default; a Role and RoleBinding in the watched namespace when controller.namespace is set (security review item 8)', async () => {
+    const kinds = async (args: string[]) => {
+      const t = await helm(['template', 'x', CHART, '--show-only', 'templates/rbac-controller.yaml', ...args]);
+      expect(t.code).toBe(0);
+      // Each document's kind and its metadata's name and namespace (the block up to the next top-level key).
+      return t.stdout
+        .split(/^---$/m)
+        .flatMap((doc) => {
+          const kind = /^kind: (\w+)$/m.exec(doc)?.[1];
+          const meta = doc.split(/^metadata:$/m)[1]?.split(/\n(?=\S)/)[0] ?? '';
+          const name = /^ {2}name: (\S+)$/m.exec(meta)?.[1];
+          const ns = /^ {2}namespace: (\S+)$/m.exec(meta)?.[1];
+          return kind ? [`${kind} ${name}${ns ? ` in ${ns}` : ''}`] : [];
+        })
+        .sort();
+    };
+    expect(await kinds([])).toEqual(['ClusterRole phased-rollout-controller', 'ClusterRoleBinding phased-rollout-controller', 'Role phased-rollout-controller-leader-election in default', 'RoleBinding phased-rollout-controller-leader-election in default']);
+    expect(await kinds(['--set', 'controller.namespace=apps'])).toEqual(['Role phased-rollout-controller in apps', 'Role phased-rollout-controller-leader-election in default', 'RoleBinding phased-rollout-controller in apps', 'RoleBinding phased-rollout-controller-leader-election in default']);
+  });
+
   it('controller replicas always run with leader election; extraArgs cannot turn it off', async () => {
     for (const replicas of ['1', '2', '3']) {
       const t = await helm(['template', 'x', CHART, '--set', `controller.replicas=${replicas}`, '--show-only', 'templates/controller.yaml']);
@@ -48,7 +68,7 @@ describe('helm lint and template', () => {
 
   it.each([
     ['defaults (generated pair)', []],
-    ['existing Secret, URL registration, scoped controller', ['--set', 'tls.mode=existingSecret,tls.caBundle=Zm9v,webhook.url=https://127.0.0.1:1/mutate,controller.namespace=apps,controller.prometheusUrl=http://prometheus:9090']],
+    ['existing Secret, URL registration, scoped controller', ['--set', 'tls.mode=existingSecret,tls.caBundle=Zm9v,webhook.url=https://127.0.0.1:1/mutate,controller.namespace=default,controller.prometheusUrl=http://prometheus:9090']],
     ['the Grafana dashboard', ['--set', 'grafana.dashboard.enabled=true']],
   ])('helm template | kubectl apply --dry-run=server passes on the real API server: %s', async (_n, args) => {
     const t = await helm(['template', RELEASE, CHART, '--namespace', 'default', ...args]);

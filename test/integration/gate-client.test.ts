@@ -60,10 +60,13 @@ describe('queryGate', () => {
   it('refuses an answer larger than the cap instead of buffering it', async () => {
     handler = (_q, r) => {
       r.writeHead(200, { 'content-type': 'application/json' });
-      r.end('{"status":"success","data":{"resultType":"vector","result":[' + '{"value":[1,"1"]},'.repeat(300_000) + '{"value":[1,"1"]}]}}');
+      r.end('{"status":"success","data":{"resultType":"vector","result":[' + '{"value":[1,"1"]},'.repeat(20_000) + '{"value":[1,"1"]}]}}');
     };
+    // 360 KB: over the 256 KiB default (--max-gate-answer-bytes), never a pass.
     const v = await queryGate({ prometheusUrl: base, query: 'up', timeoutMs: 5000 });
-    expect(v).toEqual({ result: 'error', detail: 'answer larger than 4194304 bytes' });
+    expect(v).toEqual({ result: 'error', detail: 'answer larger than 262144 bytes' });
+    // The flag raises it for an operator who needs more.
+    expect(await queryGate({ prometheusUrl: base, query: 'up', timeoutMs: 5000, maxBytes: 1024 * 1024 })).toEqual({ result: 'pass', detail: '20001 sample(s)' });
   });
 
   it('never follows a redirect (another host could be anything): the 3xx is an error, the target sees nothing', async () => {

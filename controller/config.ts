@@ -13,6 +13,7 @@ export const controllerSchema = {
   'status-sync-wait': { kind: 'duration', zero: true, default: '0s', doc: "before a step, wait up to this long after the last pod became available until the StatefulSet's status counts the ready and updated pods the controller sees (0s: step at once; measured slower, see docs/benchmarks.md)" },
   'http-gate-timeout': { kind: 'duration', default: '5s', doc: 'timeout of one HTTP gate request; no answer in time is an error, never a pass' },
   'notify-url': { kind: 'list', doc: 'POST a notification of every rollout start, step, pause, completion, failure and rollback to these URLs (repeat or comma-separate)' },
+  'allowed-notify-urls': { kind: 'list', doc: 'POST to a notification Secret\'s url (phased-rollout.io/notify) only under these URL prefixes (repeat or comma-separate; empty: any)' },
   'notify-format': { kind: 'string', default: 'json', doc: 'body of --notify-url messages: json, or slack (an incoming-webhook message)' },
   'notify-min-interval': { kind: 'duration', zero: true, default: '1s', doc: 'at most one notification per destination per this long (waiting step messages of a rollout are merged, up to 50 pods a message); 0s: no limit' },
   'notify-timeout': { kind: 'duration', default: '5s', doc: 'upper bound of one notification attempt (5 attempts with backoff, then it is dropped and counted)' },

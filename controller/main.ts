@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'poddisruptionbudgets' }) },
   );
 
-  const told = notifications({ urls: c['notify-url'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
+  const told = notifications({ urls: c['notify-url'], allowedUrls: c['allowed-notify-urls'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,

@@ -4,6 +4,7 @@ import type { CoreV1Api } from '@kubernetes/client-node';
 import type { EventTarget } from '../src/k8s/events.js';
 import { withDeadline } from '../src/k8s/deadline.js';
 import { loadNotifyTarget } from '../src/k8s/notify-target.js';
+import { urlAllowed } from '../src/prometheus/allowed.js';
 import { NOTIFY_FORMATS, type Notification, type NotifyFormat } from '../src/rollout/notify.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
@@ -16,6 +17,19 @@ export interface NotifyConfig {
   requestTimeoutMs: number;
   /** At most one message per destination per this long (--notify-min-interval); default 1 s. */
   minIntervalMs?: number;
+  /** --allowed-notify-urls: a Secret's target URL must fall under one (empty: any). */
+  allowedUrls?: readonly string[];
+}
+
+/**
+ * allowedTarget resolves a StatefulSet's notification Secret and refuses a URL outside
+ * --allowed-notify-urls: whoever may label a Secret and edit a StatefulSet would otherwise make the
+ * controller POST to any address it reaches (blind, but a request all the same). The URL is not echoed.
+ */
+export async function allowedTarget(load: () => Promise<{ url: string; format: NotifyFormat }>, allowed: readonly string[], what: string): Promise<{ url: string; format: NotifyFormat }> {
+  const t = await load();
+  if (!urlAllowed(t.url, allowed)) throw new Error(`${what}: its url is not under the controller's --allowed-notify-urls`);
+  return t;
 }
 
 /** notifyConfigProblems lists what is wrong with the notification flags (checked at start-up). */
@@ -34,7 +48,10 @@ export function notifications(c: NotifyConfig, core: CoreV1Api, log: Logger, met
   const fixed: Destination[] = c.urls.map((url, i) => ({ key: `flag:${i + 1}`, resolve: async () => ({ url, format: c.format as NotifyFormat }) }));
   const notify = (t: EventTarget, secret: string | undefined, ns: Notification[]) => {
     const dests = [...fixed];
-    if (secret) dests.push({ key: `secret:${t.namespace}/${secret}`, resolve: () => loadNotifyTarget(core, t.namespace, secret, withDeadline(c.requestTimeoutMs)) });
+    if (secret) {
+      const load = () => loadNotifyTarget(core, t.namespace, secret, withDeadline(c.requestTimeoutMs));
+      dests.push({ key: `secret:${t.namespace}/${secret}`, resolve: () => allowedTarget(load, c.allowedUrls ?? [], `Secret ${t.namespace}/${secret}`) });
+    }
     for (const d of dests) for (const n of ns) notifier.notify(d, n);
   };
   return { notifier, notify };

@@ -54,6 +54,22 @@ describe('helm lint and template', () => {
     expect(await kinds(['--set', 'controller.namespace=apps'])).toEqual(['Role phased-rollout-controller in apps', 'Role phased-rollout-controller-leader-election in default', 'RoleBinding phased-rollout-controller in apps', 'RoleBinding phased-rollout-controller-leader-election in default']);
   });
 
+  it('networkPolicy: off by default; on, the webhook port only from the API server CIDRs, and it needs them (security review item 2)', async () => {
+    const off = await helm(['template', 'x', CHART]);
+    expect(off.stdout).not.toContain('kind: NetworkPolicy');
+    const on = await helm(['template', 'x', CHART, '--namespace', 'default', '--set', 'networkPolicy.enabled=true', '--set-json', 'networkPolicy.apiServerCIDRs=["10.0.0.0/28"]', '--set-json', 'networkPolicy.metricsNamespaces=["monitoring"]', '--show-only', 'templates/networkpolicy.yaml']);
+    expect(on.code).toBe(0);
+    expect(on.stdout).toContain('- ipBlock: {cidr: "10.0.0.0/28"}');
+    expect(on.stdout).toContain('- {protocol: TCP, port: 9443}');
+    expect(on.stdout).toContain('matchLabels: {kubernetes.io/metadata.name: "monitoring"}');
+    const dry = await kubectl(['apply', '--dry-run=server', '-f', '-'], on.stdout);
+    expect(dry.stderr).toBe('');
+    expect(dry.stdout).toContain('networkpolicy.networking.k8s.io/phased-rollout-webhook created (server dry run)');
+    const noCidr = await helm(['template', 'x', CHART, '--set', 'networkPolicy.enabled=true']);
+    expect(noCidr.code).not.toBe(0);
+    expect(noCidr.stderr).toContain('networkPolicy.apiServerCIDRs must list');
+  });
+
   it('controller replicas always run with leader election; extraArgs cannot turn it off', async () => {
     for (const replicas of ['1', '2', '3']) {
       const t = await helm(['template', 'x', CHART, '--set', `controller.replicas=${replicas}`, '--show-only', 'templates/controller.yaml']);

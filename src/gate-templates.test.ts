@@ -50,6 +50,10 @@ describe('HTTP gate URLs', () => {
     ['http://host/x#frag', 'no #fragment'],
     ['http://{{pod}}.svc/healthz', 'placeholders may stand only in the path or query, after the host'],
     ['http://host:{{ordinal}}/x', 'placeholders may stand only in the path or query, after the host'],
+    // One slash after the scheme: the URL parser still reads a host there (security review item 10).
+    ['http:/{{statefulset}}.evil/x', 'placeholders may stand only in the path or query, after the host'],
+    ['https:{{pod}}.evil/x', 'placeholders may stand only in the path or query, after the host'],
+    ['http://u{{pod}}@host/x', 'placeholders may stand only in the path or query, after the host'],
     ['http://host', undefined],
     ['http://host/{{node}}', 'unknown placeholder {{node}}'],
     ['not a url', 'a URL such as'],

@@ -96,6 +96,8 @@ export const MAX_URL_LENGTH = 2048;
 
 /** SAMPLE fills every placeholder with a plain value, to check what a URL looks like once rendered. */
 const SAMPLE: PodContext = { namespace: 'ns', statefulset: 'sts', pod: 'sts-0', ordinal: '0', revision: 'rev' };
+/** OTHER differs from SAMPLE in every placeholder: what changes between the two renderings, a placeholder decides. */
+const OTHER: PodContext = { namespace: 'other-ns', statefulset: 'other', pod: 'other-9', ordinal: '9', revision: 'other-rev' };
 
 /**
  * urlProblem says what is wrong with an HTTP gate URL, or undefined. It must be http(s), without
@@ -108,14 +110,17 @@ export function urlProblem(url: string): string | undefined {
     const name = m[1] ?? '';
     if (!(PLACEHOLDERS as readonly string[]).includes(name)) return `unknown placeholder {{${name}}}; known: ${PLACEHOLDERS.map((p) => `{{${p}}}`).join(' ')}`;
   }
-  const authorityEnd = url.indexOf('/', url.indexOf('://') + 3);
-  if (url.indexOf('{{') !== -1 && (authorityEnd === -1 || url.indexOf('{{') < authorityEnd)) return 'placeholders may stand only in the path or query, after the host';
   let u: URL;
+  let other: URL;
   try {
     u = new URL(renderUrl(url, SAMPLE));
+    other = new URL(renderUrl(url, OTHER));
   } catch {
     return 'a URL such as http://consul.local:8500/v1/agent/health/service/name/{{statefulset}}';
   }
+  // Judged as the URL parser reads it, not by where `://` is: `http:/{{pod}}.x/` has its host after a
+  // single slash. Rendered with two different values, the scheme, host and port must not change.
+  if (u.origin !== other.origin || u.username !== other.username || u.password !== other.password) return 'placeholders may stand only in the path or query, after the host';
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'an http:// or https:// URL';
   if (u.username !== '' || u.password !== '') return 'no credentials in the URL: name a Secret in phased-rollout.io/http-secret';
   if (u.hash !== '') return 'no #fragment';

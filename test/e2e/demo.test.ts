@@ -33,6 +33,10 @@ describe('npm run demo', () => {
     expect(out).toMatch(/^web +Completed +5\/5 +5\/5/m);
     expect(out).toMatch(/^web +RolledBack +5\/5/m);
     expect(out).toMatch(/RolloutCompleted/);
+    // Both releases step 5 -> 4: their Events name the revision, so the timeline shows two steps, not
+    // one Event that the API server merged (count 2) and showed under the bad release.
+    expect(out.match(/PartitionLowered +partition 5 -> 4 after \d+\/\d+ passing checks of revision web-\w+/g)).toHaveLength(2);
+    expect(out).not.toMatch(/PartitionLowered .*\(x\d+, last shown\)/);
     expect(out).toMatch(/CheckFailed +gate failed: query returned no samples/);
     expect(out).toMatch(/RolledBack /);
     expect(out).toMatch(/release 2: Completed in [\d.]+ s/);

@@ -87,8 +87,8 @@ describe('kubectl phased-rollout dashboard', () => {
     // Promote when nothing waits for promotion: the plugin's own refusal, shown in the page.
     page.once('dialog', (d) => void d.accept());
     // The button is disabled outside a pause; enable it as a curious user could, to reach the server.
-    await page.evaluate(`document.querySelector('.card[data-name="${ns}/web"] button[data-verb="promote"]').disabled = false`);
-    await page.click(`.card[data-name="${ns}/web"] button[data-verb="promote"]`);
+    // Enabled and clicked in one step: an update of the page in between would draw it disabled again.
+    await page.evaluate(`(() => { const b = document.querySelector('.card[data-name="${ns}/web"] button[data-verb="promote"]'); b.disabled = false; b.click(); })()`);
     await eventually(async () => expect(await page.textContent('#notice')).toMatch(/^promote .*\/web refused \(409\): statefulset.apps\/web is not waiting for promotion \(phase Completed/), 10_000, 100);
   });
 

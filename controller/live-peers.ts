@@ -6,7 +6,7 @@
 import type { CoreV1Api, V1LabelSelector, V1StatefulSet } from '@kubernetes/client-node';
 import { ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { memberOf } from '../src/rollout/groups.js';
-import type { PodView } from '../src/rollout/types.js';
+import type { GroupMember, PodView } from '../src/rollout/types.js';
 
 /** Peer is one other member of a rollout group as the cache (or our own last write) shows it. */
 export interface Peer {
@@ -24,18 +24,26 @@ export function labelSelectorOf(s: V1LabelSelector | undefined): string | undefi
 }
 
 /**
+ * peerMember summarises a peer as a group member, with its pods as `podsOf(name, ordinalsStart)` gives
+ * them: from the cache for every decision, read live right before a step.
+ */
+export function peerMember(p: Peer, podsOf: (name: string, ordinalsStart: number) => PodView[], nowMs: number): GroupMember {
+  const name = p.sts.metadata?.name ?? '';
+  const view = statefulSetView(p.sts);
+  return memberOf(view, p.order, p.sts.status?.updatedReplicas ?? 0, podsOf(name, view.ordinalsStart), nowMs);
+}
+
+/**
  * livePeerDown lists each other member's pods live and applies the zone-safety rule of groups.ts to
  * them: why a step must not happen now (`zone-b-1 is not ready`), or undefined when every pod of every
  * other member is up and none is mid-step.
  */
 export async function livePeerDown(core: CoreV1Api, namespace: string, peers: readonly Peer[], nowMs: number, options?: Parameters<CoreV1Api['listNamespacedPod']>[1]): Promise<string | undefined> {
   for (const p of peers) {
-    const name = p.sts.metadata?.name ?? '';
-    const view = statefulSetView(p.sts);
     const labelSelector = labelSelectorOf(p.sts.spec?.selector);
     const list = await core.listNamespacedPod({ namespace, ...(labelSelector ? { labelSelector } : {}) }, options);
-    const pods: PodView[] = list.items.flatMap((pod) => (ownerStatefulSet(pod) === name ? (podView(pod, name, view.ordinalsStart) ?? []) : []));
-    const down = memberOf(view, p.order, p.sts.status?.updatedReplicas ?? 0, pods, nowMs).down;
+    const live = (name: string, start: number) => list.items.flatMap((pod) => (ownerStatefulSet(pod) === name ? (podView(pod, name, start) ?? []) : []));
+    const down = peerMember(p, live, nowMs).down;
     if (down) return down;
   }
   return undefined;

@@ -9,19 +9,19 @@ import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { selectorMatches } from '../src/k8s/selector.js';
-import { credentialsAllowed, urlAllowed } from '../src/prometheus/allowed.js';
+import { credentialsAllowed, listed } from '../src/prometheus/allowed.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
 import { queryGate, type GateQuery } from '../src/prometheus/client.js';
 import { combineVerdicts } from '../src/rollout/gates.js';
-import { groupOf, memberOf } from '../src/rollout/groups.js';
+import { groupOf } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordVerdict } from '../src/rollout/plan.js';
 import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
-import { livePeerDown, type Peer } from './live-peers.js';
+import { livePeerDown, peerMember, type Peer } from './live-peers.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 
@@ -127,12 +127,8 @@ export class Reconciler {
       const peerName = p.sts.metadata?.name ?? '';
       return { sts: this.current(`${namespace}/${peerName}`, namespace, peerName) ?? p.sts, order: p.order };
     });
-    const members = peers.map((p) => {
-      const peerName = p.sts.metadata?.name ?? '';
-      const pv = statefulSetView(p.sts);
-      const peerPods = this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, pv.ordinalsStart) ?? []);
-      return memberOf(pv, p.order, p.sts.status?.updatedReplicas ?? 0, peerPods, nowMs);
-    });
+    const cached = (peerName: string, start: number) => this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, start) ?? []);
+    const members = peers.map((p) => peerMember(p, cached, nowMs));
     return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers };
   }
 
@@ -271,7 +267,7 @@ export class Reconciler {
         name: g.name,
         // The start of a failing answer's body is shown only for a URL the operator listed: otherwise an
         // editor could read what any address the controller reaches answers (Events, status).
-        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, showBody: allowedGates.length > 0 && urlAllowed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
+        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, showBody: listed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
       }));
       const [fromPrometheus, fromHttp] = await Promise.all([Promise.all(queries), Promise.all(calls)]);
       verdict = combineVerdicts([...fromPrometheus, ...fromHttp]);

@@ -54,7 +54,11 @@ export function urlAllowed(url: string, prefixes: readonly string[]): boolean {
  * labelled Secret's token sent to a server of theirs.
  */
 export function credentialsAllowed(url: string, prefixes: readonly string[], operatorUrl?: string): boolean {
-  if (operatorUrl !== undefined && url === operatorUrl) return true;
+  return (operatorUrl !== undefined && url === operatorUrl) || listed(url, prefixes);
+}
+
+/** listed: `url` falls under a prefix of a non-empty list (the operator named it, an empty list names nothing). */
+export function listed(url: string, prefixes: readonly string[]): boolean {
   return prefixes.length > 0 && urlAllowed(url, prefixes);
 }
 

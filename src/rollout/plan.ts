@@ -149,9 +149,11 @@ export function plan(input: PlanInput): PlanResult {
   // HTTP gates: placeholders stand only after the host (checked at admission), so the URL as written
   // decides where the request goes; it is checked against --allowed-gate-urls once rendered.
   const allowedGates = input.allowedGateUrls ?? [];
-  const refused = cfg.httpGates.find((g) => !urlAllowed(renderUrl(g.url, podContext(sts, sts.partition, revision)), allowedGates));
+  const here = podContext(sts, sts.partition, revision);
+  const gateUrls = cfg.httpGates.map((g) => ({ gate: g, url: renderUrl(g.url, here) }));
+  const refused = gateUrls.find((u) => !urlAllowed(u.url, allowedGates))?.gate;
   if (refused) return finish(c, 'Invalid', `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}`, { memory: undefined });
-  const unlisted = cfg.httpSecret ? cfg.httpGates.find((g) => !credentialsAllowed(renderUrl(g.url, podContext(sts, sts.partition, revision)), allowedGates)) : undefined;
+  const unlisted = cfg.httpSecret ? gateUrls.find((u) => !credentialsAllowed(u.url, allowedGates))?.gate : undefined;
   if (unlisted) return finish(c, 'Invalid', `${KEYS.httpSecret} is sent only to URLs under the controller's --allowed-gate-urls (Helm value allowedGateUrls); HTTP gate ${unlisted.name} URL ${unlisted.url} is not under one`, { memory: undefined });
   const check: CheckRequest = {
     gates: cfg.gates,
@@ -262,10 +264,11 @@ function fitStep(c: Ctx, cfg: RolloutConfig, p: number, to: number): { to: numbe
 
 /**
  * pinnedReplicas is how many replicas the rollout was last pinned for: the status annotation's (it
- * survives a restart and a leader change), or this process's memory, the smaller if both say.
+ * survives a restart and a leader change; readStatus has checked it is a count), or this process's
+ * memory, the smaller if both say.
  */
 function pinnedReplicas(prev: RolloutStatus | undefined, m: Memory | undefined): number | undefined {
-  const known = [prev?.replicas, m?.replicas].filter((n): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0);
+  const known = [prev?.replicas, m?.replicas].filter((n): n is number => n !== undefined);
   return known.length > 0 ? Math.min(...known) : undefined;
 }
 

@@ -215,11 +215,13 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     if (!ok(e) || !body) continue;
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
       const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
-      creations.set(pod, [...(creations.get(pod) ?? []), { atMs: ms(e.stageTimestamp), revision: body.metadata?.labels?.['controller-revision-hash'] }]);
+      const list = creations.get(pod) ?? creations.set(pod, []).get(pod)!;
+      list.push({ atMs: ms(e.stageTimestamp), revision: body.metadata?.labels?.['controller-revision-hash'] });
     }
     if (r.resource === 'statefulsets' && !r.subresource && partitionOps(body).to !== undefined) {
       const key = `${r.namespace}/${r.name}`;
-      partitionWrites.set(key, [...(partitionWrites.get(key) ?? []), ms(e.stageTimestamp)]);
+      const list = partitionWrites.get(key) ?? partitionWrites.set(key, []).get(key)!;
+      list.push(ms(e.stageTimestamp));
     }
   }
 

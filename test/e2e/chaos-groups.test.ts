@@ -47,7 +47,10 @@ describe('chaos: group members applied together', () => {
         mostAtOnce = Math.max(mostAtOnce, moving);
         const done = list.items.filter((s) => {
           const st = JSON.parse(s.metadata.annotations?.[KEYS.status] ?? 'null');
-          return st?.phase === 'Completed' && st.revision === s.status.updateRevision && s.status.updateRevision === s.status.currentRevision && s.spec.template.spec.containers[0].image === `registry.example/app:${round + 1}`;
+          // The StatefulSet controller must have seen this round's template: right after the apply, the
+          // spec says the new image while the status still names the last round's revision, Completed.
+          return s.status.observedGeneration === s.metadata.generation &&
+            st?.phase === 'Completed' && st.revision === s.status.updateRevision && s.status.updateRevision === s.status.currentRevision && s.spec.template.spec.containers[0].image === `registry.example/app:${round + 1}`;
         }).length;
         if (done === members.length) break;
         if (Date.now() > deadline) throw new Error(`round ${round}: the group did not complete within 60 s`);

@@ -4,6 +4,8 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 state=${PHASED_ROLLOUT_E2E_DIR:-$root/.e2e}
 [ -d "$state" ] || { echo "[e2e-down] nothing to stop"; exit 0; }
+# The real node first, while containerd still runs to stop its containers.
+bash "$root/hack/real-node.sh" down
 for f in "$state"/pids/*.pid; do
   [ -e "$f" ] || continue
   "$root/hack/e2e-proc.sh" stop "$(basename "$f" .pid)"

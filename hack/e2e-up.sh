@@ -3,7 +3,8 @@
 #   a kwok cluster (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler; fake nodes),
 #   the gate exporter, a Prometheus scraping it every second, the webhook from dist/ registered by URL
 #   with the shipped matchConditions/namespaceSelector/timeout/failurePolicy, the ValidatingAdmissionPolicy
-#   backstop, and (once dist/controller/main.js exists) the controller under its own ServiceAccount.
+#   backstop, and (once dist/controller/main.js exists) the controller under its own ServiceAccount;
+#   as root, one real node besides (hack/real-node.sh: kubelet, containerd, a bridge pod network).
 # Writes .e2e/env (shell-sourceable). Idempotent: a healthy environment is left as it is.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,6 +18,7 @@ phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-
 
 if [ -f "$state/env" ] && proc running webhook && proc running prometheus && proc running gate-exporter \
    && { [ ! -f dist/controller/main.js ] || proc running controller; } \
+   && { ! grep -q '^REAL_NODE=' "$state/env" || { proc running kubelet && proc running containerd; }; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
   log "environment already up ($state/env)"; exit 0
 fi
@@ -43,6 +45,31 @@ freeport() { "$node" -e "const s=require('net').createServer().listen(0,'127.0.0
 phase "certificates"
 "$node" dist/certs/generate.js --out "$state/certs" --ip 127.0.0.1 >/dev/null
 
+real_node=1
+why=$(bash "$root/hack/real-node.sh" check) || { real_node=0; log "$why"; }
+# kwok fakes only the nodes it made (kwokctl scale node annotates them); the real node is kubelet's.
+patches="  - name: kwok-controller
+    extraArgs:
+      - {key: manage-all-nodes, value: \"false\", override: true}
+      - {key: manage-nodes-with-annotation-selector, value: \"kwok.x-k8s.io/node=fake\"}"
+sans=""
+if [ $real_node = 1 ]; then
+  # For pods on the real node: the API server advertises the node's bridge address (a forwarder there
+  # relays to its loopback port), Services get addresses kube-proxy routes, and its certificate names
+  # the \`kubernetes\` Service's address. The hostPath provisioner gives the node's PVCs a volume.
+  source hack/node/common.sh
+  patches="$patches
+  - name: kube-apiserver
+    extraArgs:
+      - {key: advertise-address, value: \"$NODE_IP\"}
+      - {key: service-cluster-ip-range, value: \"$SERVICE_CIDR\"}
+      - {key: kubelet-preferred-address-types, value: \"InternalIP\"}
+  - name: kube-controller-manager
+    extraArgs:
+      - {key: enable-hostpath-provisioner, value: \"true\"}"
+  sans="  kubeApiserverCertSANs: [\"${SERVICE_CIDR%.*/*}.1\", \"$NODE_IP\"]"
+fi
+
 phase "cluster"
 cat > "$state/kwokctl.yaml" <<EOF
 apiVersion: config.kwok.x-k8s.io/v1alpha1
@@ -60,6 +87,9 @@ options:
   # Alpha in this Kubernetes version: lets a Parallel StatefulSet replace maxUnavailable pods at once
   # within one stage of phased-rollout.io/steps (test/e2e/steps.test.ts).
   kubeFeatureGates: MaxUnavailableStatefulSet=true
+$sans
+componentsPatches:
+$patches
 EOF
 # The API server audits every request of the controller's ServiceAccount, and StatefulSet and pod writes
 # with their bodies: tests and bench/controller-step.ts count the controller's calls and time its
@@ -161,7 +191,16 @@ if [ -f dist/controller/main.js ]; then
   wait_http "http://127.0.0.1:$ctl_metrics/readyz"
 fi
 
+real_env=""
+if [ $real_node = 1 ]; then
+  phase "real node"
+  api_port=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}' | sed 's/.*://')
+  real_env=$(bash hack/real-node.sh up "$assets" "$api_port" "$prom_port" "$gate_port") \
+    || { log "the real node did not come up; see $state/logs/kubelet.log, containerd.log"; exit 1; }
+fi
+
 cat > "$state/env" <<EOF
+$real_env
 KUBECONFIG='$state/kubeconfig'
 KUBECTL='$kubectl'
 KWOKCTL='$assets/kwokctl'

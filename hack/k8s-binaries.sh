@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Obtains the binaries the end-to-end harness runs: kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl (Kubernetes), etcd, kwok and kwokctl, helm, and cert-manager's controller,
-# cainjector, webhook and cmctl (cert-manager-* names), plus its CRDs (cert-manager-crds.yaml).
+# kube-scheduler, kubectl, and for the real node kubelet and kube-proxy (Kubernetes), etcd, kwok and
+# kwokctl, helm, cert-manager's controller, cainjector, webhook and cmctl (cert-manager-* names) plus its
+# CRDs (cert-manager-crds.yaml), and CoreDNS (the real node's cluster DNS).
 #
 # Order of preference for each binary:
 #   1. $PHASED_ROLLOUT_E2E_ASSETS/<name>  (a directory you fill yourself)
@@ -20,6 +21,8 @@ etcd_dir=$cache/bin/etcd-$ETCD_VERSION
 kwok_dir=$cache/bin/kwok-$KWOK_VERSION
 helm_dir=$cache/bin/helm-$HELM_VERSION
 cm_dir=$cache/bin/cert-manager-$CERT_MANAGER_VERSION
+coredns_dir=$cache/bin/coredns-$COREDNS_VERSION
+crictl_dir=$cache/bin/crictl-$CRICTL_VERSION
 out=$cache/bin/assets-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 log() { echo "[k8s-binaries] $*" >&2; }
@@ -27,7 +30,7 @@ log() { echo "[k8s-binaries] $*" >&2; }
 # A cold build takes 15-30 min on 2 cores, most of it in a few `go build`s that print nothing. Each
 # long step runs under `progress`, which says which binary (n of TOTAL) and the time spent: a live bar
 # on a terminal, a plain line every 10 s otherwise (CI, pipes), so nothing sits silent for long.
-TOTAL=12
+TOTAL=15
 t_start=$(date +%s)
 fmt_secs() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
 # progress N LABEL CMD...: runs CMD (binary N of TOTAL) and reports on it until it ends; returns its status.
@@ -71,10 +74,12 @@ version_ok() { local out; [ -x "$1" ] && out=$("$1" --version 2>/dev/null) && [[
 build_kubernetes() {
   local v=$KUBERNETES_VERSION minor staging=v0${KUBERNETES_VERSION#v1}
   minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  if version_ok "$k8s_dir/kube-apiserver" "$v" && version_ok "$k8s_dir/kube-controller-manager" "$v" \
-     && version_ok "$k8s_dir/kube-scheduler" "$v" && [ -x "$k8s_dir/kubectl" ]; then
-    log "kubernetes $v cached in $k8s_dir"; return
-  fi
+  local todo=()
+  for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+    version_ok "$k8s_dir/$c" "$v" || todo+=("$c")
+  done
+  [ -x "$k8s_dir/kubectl" ] || todo+=(kubectl)
+  if [ ${#todo[@]} = 0 ]; then log "kubernetes $v cached in $k8s_dir"; return; fi
   log "building kubernetes $v (cold: 15-30 min on 2 cores)"
   local w; w=$(mktemp -d); mkdir -p "$k8s_dir"
   (
@@ -92,7 +97,7 @@ build_kubernetes() {
     progress 1 "fetching the modules kubernetes needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "k8s.io/kubernetes@$v"
     local ld="-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$v -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
     local i=0
-    for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    for c in "${todo[@]}"; do
       i=$((i + 1))
       progress "$i" "building $c" go build -trimpath -ldflags "$ld" -o "$k8s_dir/$c" "k8s.io/kubernetes/cmd/$c"
     done
@@ -107,8 +112,8 @@ build_etcd() {
   (
     cd "$w"
     go mod init phased-rollout.local/etcd-build >/dev/null 2>&1
-    progress 5 "fetching the modules etcd needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-    progress 5 "building etcd" go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
+    progress 7 "fetching the modules etcd needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    progress 7 "building etcd" go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
   )
   rm -rf "$w"
 }
@@ -117,7 +122,7 @@ build_kwok() {
   if version_ok "$kwok_dir/kwokctl" "$KWOK_VERSION" && [ -x "$kwok_dir/kwok" ]; then log "kwok $KWOK_VERSION cached"; return; fi
   log "building kwok $KWOK_VERSION"
   mkdir -p "$kwok_dir"
-  GOBIN=$kwok_dir progress 6 "building kwok and kwokctl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+  GOBIN=$kwok_dir progress 8 "building kwok and kwokctl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
@@ -127,7 +132,7 @@ build_helm() {
   mkdir -p "$helm_dir"
   # Without these, a go-installed helm reports "v3.22" and templates for Kubernetes v1.20.
   local minor; minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  GOBIN=$helm_dir progress 7 "building helm" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+  GOBIN=$helm_dir progress 9 "building helm" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
@@ -152,14 +157,14 @@ build_cert_manager() {
     go mod edit "${args[@]}"
     local ld="-s -w -X $m/pkg/util.AppVersion=$CERT_MANAGER_VERSION"
     for c in controller cainjector webhook ctl; do
-      progress 9 "fetching the modules of cert-manager $c" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "$m/cmd/$c@$CERT_MANAGER_VERSION"
+      progress 11 "fetching the modules of cert-manager $c" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "$m/cmd/$c@$CERT_MANAGER_VERSION"
     done
-    local i=8
+    local i=10
     for c in controller cainjector webhook; do
       i=$((i + 1))
       progress "$i" "building cert-manager $c" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-$c" "$m/cmd/$c"
     done
-    progress 12 "building cmctl" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
+    progress 14 "building cmctl" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
     # The CRDs ship as Helm templates whose only template parts are labels: drop those lines.
     for f in "$dir"/deploy/crds/crd-*.yaml; do echo "---"; sed -e '/{{/d' "$f"; done > "$cm_dir/cert-manager-crds.yaml"
   )
@@ -174,20 +179,35 @@ build_lua_health() {
   if [ -x "$lua_dir/lua-health" ]; then log "lua-health cached"; return; fi
   log "building lua-health"
   mkdir -p "$lua_dir"
-  (cd "$here/lua-health" && progress 8 "building lua-health" go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
+  (cd "$here/lua-health" && progress 10 "building lua-health" go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
+}
+
+# The real node's cluster DNS (hack/node/node.sh runs it beside kubelet) and crictl (its cleanup and the
+# tests that kill a container for real).
+build_node_tools() {
+  if version_ok "$coredns_dir/coredns" "$COREDNS_VERSION"; then log "coredns $COREDNS_VERSION cached"; else
+    mkdir -p "$coredns_dir"
+    GOBIN=$coredns_dir progress 15 "building coredns" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+  fi
+  if [ -x "$crictl_dir/crictl" ]; then log "crictl $CRICTL_VERSION cached"; else
+    mkdir -p "$crictl_dir"
+    GOBIN=$crictl_dir progress 15 "building crictl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
+  fi
 }
 
 need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }
-need kube-apiserver kube-controller-manager kube-scheduler kubectl && build_kubernetes
+need kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy && build_kubernetes
 need etcd && build_etcd
 need kwok kwokctl && build_kwok
 need helm && build_helm
 build_lua_health
 need cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl && build_cert_manager
+need coredns crictl && build_node_tools
 
 mkdir -p "$out"
 link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -e "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
-for n in kube-apiserver kube-controller-manager kube-scheduler kubectl; do link "$n" "$k8s_dir"; done
+for n in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do link "$n" "$k8s_dir"; done
+link coredns "$coredns_dir"; link crictl "$crictl_dir"
 link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"; link lua-health "$lua_dir"
 for n in cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl cert-manager-crds.yaml; do link "$n" "$cm_dir"; done
 echo "$out"

@@ -32,6 +32,15 @@ export interface E2E {
   KWOKCTL: string;
   KWOK_WORKDIR: string;
   E2E_CLUSTER: string;
+  /** the real node's name, when hack/real-node.sh brought one up (root only) */
+  REAL_NODE?: string;
+  /** its bridge address: pods reach the harness's loopback services (API server, Prometheus) there */
+  REAL_NODE_IP?: string;
+  /** crictl against the real node's containerd (a command line with its flags) */
+  CRICTL?: string;
+  /** images imported into the real node's runtime (imagePullPolicy: Never) */
+  IMAGE_BUSYBOX?: string;
+  IMAGE_PRODUCT?: string;
 }
 
 /** env reads .e2e/env, failing with the command to run when the environment is not up. */

@@ -1,0 +1,34 @@
+# Shared by the real-node scripts (hack/node/*.sh): where the node lives and how it is addressed.
+# Sourced, not run. Everything the node makes lives under $node_dir, has a name starting with
+# "phased-rollout" / "pr-", or is an address in the two ranges below, so `down` can find all of it.
+# shellcheck shell=bash
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+state=${PHASED_ROLLOUT_E2E_DIR:-$root/.e2e}
+node_dir=$state/node
+cache=${PHASED_ROLLOUT_CACHE:-$HOME/.cache/phased-rollout}
+# shellcheck source=../versions.env
+source "$root/hack/versions.env"
+
+# The node's name, label and taint: workloads choose it with the label and tolerate the taint; kwok-sized
+# tests, which do neither, never land on it.
+NODE_NAME=phased-rollout-real-node
+NODE_LABEL=phased-rollout.io/real-node
+NODE_TAINT=phased-rollout.io/real-node
+
+# Pod network: one bridge on this machine. The bridge's own address is the node's address (kubelet
+# binds there) and the pods' only gateway; pods get routes to the pod and Service ranges only, and a
+# FORWARD rule drops anything from the bridge that would leave through another interface.
+BRIDGE=pr-br0
+POD_CIDR=10.244.0.0/24
+NODE_IP=10.244.0.1
+SERVICE_CIDR=10.96.0.0/16
+CLUSTER_DOMAIN=cluster.local
+
+CONTAINERD_SOCK=$node_dir/containerd/containerd.sock
+# Images are imported under this prefix and used with imagePullPolicy: Never (no registry here).
+IMAGE_PREFIX=localhost/phased-rollout
+PAUSE_IMAGE=$IMAGE_PREFIX/pause:3.10
+
+nlog() { echo "[real-node] $*" >&2; }
+proc() { "$root/hack/e2e-proc.sh" "$@"; }
+ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }

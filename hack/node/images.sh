@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Images for the real node, built without a Docker engine or a registry: buildah (Debian) assembles each
+# from files into a docker-archive, cached by the content of its inputs under $cache/images, and
+# `ctr images import` puts it into the node's containerd. Pods use them with imagePullPolicy: Never.
+#   images.sh build     build what is missing from the cache; prints NAME=REFERENCE=ARCHIVE lines
+#   images.sh import    build, then import every image into the running containerd
+# Images:
+#   pause      the sandbox image: Kubernetes' own pause.c (from the kubernetes module), static
+#   busybox    Debian's busybox-static with its applets: the test workloads' shell, sleep, nc, httpd
+#   product    this repository's image (hack/node/image-rootfs.sh: Node.js, its libraries, dist/,
+#              production node_modules), the same configuration as the Dockerfile
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+images_dir=$cache/images
+mkdir -p "$images_dir"
+
+# key FILE...: a short content hash of the inputs.
+key() { cat "$@" | sha256sum | cut -c1-16; }
+
+# commit ARCHIVE REF ROOTFS CONFIG...: buildah from scratch, the folder ROOTFS as one layer, the given
+# `buildah config` flags, committed as REF to $images_dir/ARCHIVE.tar. Storage is a temporary folder
+# (vfs: nothing stays mounted).
+commit() {
+  local ref=$2 rootfs=$3 archive=$images_dir/$1.tar; shift 3
+  [ -s "$archive" ] && return 0
+  local tmp; tmp=$(mktemp -d)
+  local b=(buildah --root "$tmp/root" --runroot "$tmp/run" --storage-driver vfs)
+  local c; c=$("${b[@]}" from --quiet scratch)
+  "${b[@]}" copy --quiet "$c" "$rootfs/" / >/dev/null
+  "${b[@]}" config "$@" "$c"
+  "${b[@]}" commit --quiet --rm --timestamp 0 "$c" "docker-archive:$archive.part:$ref" >/dev/null
+  mv "$archive.part" "$archive"
+  rm -rf "$tmp"
+}
+
+pause() {
+  local srcf; srcf=$(go env GOMODCACHE)/k8s.io/kubernetes@$KUBERNETES_VERSION/build/pause/linux/pause.c
+  [ -f "$srcf" ] || (cd /tmp && GOFLAGS=-mod=mod go mod download "k8s.io/kubernetes@$KUBERNETES_VERSION" >/dev/null)
+  # The tag is fixed (containerd's sandbox_image names it); the archive is keyed by the source.
+  local archive; archive=pause-$(key "$srcf")
+  if [ ! -s "$images_dir/$archive.tar" ]; then
+    local r; r=$(mktemp -d)
+    mkdir -p "$r/rootfs"
+    gcc -Os -static -DVERSION=v3.10 -o "$r/rootfs/pause" "$srcf"
+    strip "$r/rootfs/pause"
+    commit "$archive" "$PAUSE_IMAGE" "$r/rootfs" --entrypoint '["/pause"]' --user 65535:65535
+    rm -rf "$r"
+  fi
+  echo "pause=$PAUSE_IMAGE=$archive"
+}
+
+busybox() {
+  local bb=/bin/busybox
+  [ -x "$bb" ] && file -L "$bb" 2>/dev/null | grep -q 'statically linked' || {
+    [ "$(id -u)" = 0 ] || { nlog "busybox-static is missing"; return 1; }
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null; }
+  local tag; tag=1.35-$(key "$bb")
+  if [ ! -s "$images_dir/busybox-$tag.tar" ]; then
+    local r; r=$(mktemp -d)
+    mkdir -p "$r/rootfs/bin" "$r/rootfs/tmp" "$r/rootfs/etc"
+    cp "$bb" "$r/rootfs/bin/busybox"
+    local a
+    for a in $("$bb" --list); do [ "$a" = busybox ] || ln -s busybox "$r/rootfs/bin/$a"; done
+    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' > "$r/rootfs/etc/passwd"
+    printf 'root:x:0:\nnobody:x:65534:\n' > "$r/rootfs/etc/group"
+    chmod 1777 "$r/rootfs/tmp"
+    commit "busybox-$tag" "$IMAGE_PREFIX/busybox:$tag" "$r/rootfs" --env PATH=/bin --cmd '["/bin/sh"]'
+    rm -rf "$r"
+  fi
+  echo "busybox=$IMAGE_PREFIX/busybox:$tag=busybox-$tag"
+}
+
+# The product image's configuration; the Dockerfile's final stage says the same (test/image.test.ts).
+product() {
+  [ -d "$root/dist" ] || (cd "$root" && npm run -s build)
+  local nodebin=$root/node_modules/node/bin/node
+  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json hack/node/image-rootfs.sh; find dist -type f | LC_ALL=C sort | xargs sha256sum; } | key /dev/stdin)
+  if [ ! -s "$images_dir/phased-rollout-$tag.tar" ]; then
+    local r; r=$(mktemp -d)
+    bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$root"
+    commit "phased-rollout-$tag" "$IMAGE_PREFIX/phased-rollout:$tag" "$r/rootfs" --env NODE_ENV=production --env PATH=/usr/local/bin:/usr/bin:/bin \
+      --workingdir /app --user 65532:65532 --port 9443 --port 8080 --entrypoint '["node"]' --cmd '["dist/webhook/main.js","--help"]'
+    rm -rf "$r"
+  fi
+  echo "product=$IMAGE_PREFIX/phased-rollout:$tag=phased-rollout-$tag"
+}
+
+build() { pause; busybox; product; }
+
+# import: prints NAME=REFERENCE lines.
+import() {
+  local name ref archive
+  build | while IFS== read -r name ref archive; do
+    ctr_ images import "$images_dir/$archive.tar" >/dev/null
+    echo "$name=$ref"
+  done
+}
+
+case ${1:-} in
+  build) build ;;
+  import) import ;;
+  *) echo "usage: $0 build|import" >&2; exit 2 ;;
+esac

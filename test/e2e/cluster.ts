@@ -188,12 +188,12 @@ export function auditLog(ns: string, since: AuditMark = auditMarkOf(ns)): AuditE
  * safetyReport runs the independent safety checker over this run's audit log and gate history, for
  * the StatefulSets of one namespace (test/support/safety-checker.ts).
  */
-export async function safetyReport(ns: string, statefulset?: string): Promise<SafetyReport> {
+export async function safetyReport(ns: string, statefulset?: string, controllerUser = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller'): Promise<SafetyReport> {
   const e = env();
   const mine = (n: string | undefined) => statefulset === undefined || n === statefulset || (n ?? '').startsWith(`${statefulset}-`);
   const events = auditLog(ns).filter((a) => mine(a.objectRef?.name) || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
   const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
-  return checkSafety(events, gate, { controllerUser: 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', lagMs: 2500 });
+  return checkSafety(events, gate, { controllerUser, lagMs: 2500 });
 }
 
 /**

@@ -63,17 +63,17 @@ leftovers() {
   done
   local c
   for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
     [[ $c == *"$node_dir"* ]] && echo "process ${p#/proc/}: ${c:0:120}"
   done
   awk -v d="$node_dir/" 'index($2, d) == 1 {print "mount " $2}' /proc/mounts
   ip link show "$BRIDGE" >/dev/null 2>&1 && echo "link $BRIDGE"
-  ip -o link show type veth 2>/dev/null | grep -q "master $BRIDGE" && echo "veth on $BRIDGE"
+  if ip -o link show type veth 2>/dev/null | grep -q "master $BRIDGE"; then echo "veth on $BRIDGE"; fi
   local cmd table
   for cmd in iptables ip6tables; do
     command -v "$cmd" >/dev/null || continue
     for table in filter nat mangle; do
-      "$cmd" -w -t "$table" -S 2>/dev/null | grep -E 'PHASED-ROLLOUT|KUBE-' | sed "s/^/$cmd $table /"
+      { "$cmd" -w -t "$table" -S 2>/dev/null || true; } | { grep -E 'PHASED-ROLLOUT|KUBE-' || true; } | sed "s/^/$cmd $table /"
     done
   done
   [ -f "$node_dir/network.saved" ] && echo "network changes not put back ($node_dir/network.saved)"

@@ -61,7 +61,7 @@ TOML
 shims() {
   local p c
   for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' < "$p/cmdline" 2>/dev/null) || continue
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
     [[ $c == *"-address $CONTAINERD_SOCK "* ]] && echo "${p#/proc/}"
   done
   return 0

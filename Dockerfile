@@ -1,6 +1,8 @@
 # syntax=docker/dockerfile:1
-# Multi-stage: build with dev dependencies, ship only the compiled output and production dependencies.
-# hack/check-image-steps.sh repeats the runtime stage's steps without Docker (CI has no engine).
+# Build with dev dependencies, then ship a minimal image: the Node.js binary and the libraries it links,
+# the compiled output and the production dependencies, nothing else (no shell, no package manager).
+# The image's file tree is staged by hack/node/image-rootfs.sh, the same script the engine-less build
+# (hack/node/images.sh, buildah) uses; test/e2e/image.test.ts builds this file with buildah and compares.
 FROM node:24.9.0-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -13,15 +15,16 @@ COPY controller ./controller
 COPY certs ./certs
 COPY plugin ./plugin
 COPY bench ./bench
+COPY demo ./demo
 COPY test/support ./test/support
 RUN npx tsc -p tsconfig.build.json
+COPY hack/node/image-rootfs.sh ./hack/node/
+RUN NODE=/usr/local/bin/node bash hack/node/image-rootfs.sh /rootfs /src
 
-FROM node:24.9.0-bookworm-slim
-ENV NODE_ENV=production
+FROM scratch
+COPY --from=build /rootfs/ /
+ENV NODE_ENV=production PATH=/usr/local/bin:/usr/bin:/bin
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-COPY --from=build /src/dist ./dist
 # The distroless-style numeric user matches runAsUser in manifests/base.
 USER 65532:65532
 EXPOSE 9443 8080

@@ -10,7 +10,8 @@
 set -euo pipefail
 out=${1:?usage: image-rootfs.sh OUT [SRC]}
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
-node=${NODE:-$src/node_modules/node/bin/node}
+here=$(cd "$(dirname "$0")/../.." && pwd)
+node=${NODE:-$here/node_modules/node/bin/node}
 [ -x "$node" ] || node=$(command -v node)
 [ -d "$src/dist" ] || { echo "image-rootfs: $src/dist is missing (npm run build)" >&2; exit 1; }
 rm -rf "$out"; mkdir -p "$out"/{usr/local/bin,app,etc,tmp}
@@ -25,6 +26,9 @@ done
 cp "$src/package.json" "$src/package-lock.json" "$out/app/"
 (cd "$out/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm -rf "$out/app/node_modules/.package-lock.json"
+# Some npm versions leave the empty scope folders of omitted dev dependencies behind; no version's tree
+# needs them.
+find "$out/app/node_modules" -type d -empty -delete
 cp -r "$src/dist" "$out/app/dist"
 printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' > "$out/etc/passwd"
 printf 'root:x:0:\nnonroot:x:65532:\n' > "$out/etc/group"

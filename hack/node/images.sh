@@ -21,7 +21,7 @@ key() { cat "$@" | sha256sum | cut -c1-16; }
 # `buildah config` flags, committed as REF to $images_dir/ARCHIVE.tar. Storage is a temporary folder
 # (vfs: nothing stays mounted).
 commit() {
-  local ref=$2 rootfs=$3 archive=$images_dir/$1.tar; shift 3
+  local base=$1 ref=$2 rootfs=$3 archive=$images_dir/$1.tar; shift 3
   [ -s "$archive" ] && return 0
   local tmp; tmp=$(mktemp -d)
   local b=(buildah --root "$tmp/root" --runroot "$tmp/run" --storage-driver vfs)
@@ -31,6 +31,11 @@ commit() {
   "${b[@]}" commit --quiet --rm --timestamp 0 "$c" "docker-archive:$archive.part:$ref" >/dev/null
   mv "$archive.part" "$archive"
   rm -rf "$tmp"
+  # Older builds of the same image go: the cache holds the current one of each.
+  local prefix=${base%-*}- f
+  for f in "$images_dir/$prefix"*.tar; do
+    [ "$f" = "$archive" ] || [[ ${f#"$images_dir/$prefix"} == *-* ]] || rm -f "$f"
+  done
 }
 
 pause() {
@@ -72,12 +77,21 @@ busybox() {
 
 # The product image's configuration; the Dockerfile's final stage says the same (test/image.test.ts).
 product() {
-  [ -d "$root/dist" ] || (cd "$root" && npm run -s build)
   local nodebin=$root/node_modules/node/bin/node
-  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json hack/node/image-rootfs.sh; find dist -type f | LC_ALL=C sort | xargs sha256sum; } | key /dev/stdin)
+  # Compiled afresh from the sources tsconfig.build.json takes (a stale file in dist/ never ships), and
+  # keyed by them, the lockfile, the Node.js binary and the staging script.
+  local srcs; srcs=$(cd "$root" && git ls-files -- src webhook controller certs plugin bench demo test/support tsconfig.json tsconfig.build.json | grep -v '\.test\.ts$')
+  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json hack/node/image-rootfs.sh hack/node/images.sh; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
   if [ ! -s "$images_dir/phased-rollout-$tag.tar" ]; then
     local r; r=$(mktemp -d)
-    bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$root"
+    # In a copy of the sources, as the Dockerfile's build stage compiles in /src: the source maps'
+    # relative paths come out the same.
+    mkdir -p "$r/src"
+    (cd "$root" && echo "$srcs" | xargs cp --parents -t "$r/src" package.json package-lock.json)
+    ln -s "$root/node_modules" "$r/src/node_modules"
+    (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json)
+    rm "$r/src/node_modules"
+    bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$r/src"
     commit "phased-rollout-$tag" "$IMAGE_PREFIX/phased-rollout:$tag" "$r/rootfs" --env NODE_ENV=production --env PATH=/usr/local/bin:/usr/bin:/bin \
       --workingdir /app --user 65532:65532 --port 9443 --port 8080 --entrypoint '["node"]' --cmd '["dist/webhook/main.js","--help"]'
     rm -rf "$r"

@@ -16,7 +16,8 @@ log() { echo "[e2e-up] $*" >&2; }
 t0=$(date +%s.%N)
 phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-a}') $*"; }
 
-if [ -f "$state/env" ] && proc running webhook && proc running prometheus && proc running gate-exporter \
+k8s_version=$(source hack/versions.env; echo "$KUBERNETES_VERSION")
+if [ -f "$state/env" ] && grep -qx "KUBERNETES_VERSION='$k8s_version'" "$state/env" && proc running webhook && proc running prometheus && proc running gate-exporter \
    && { [ ! -f dist/controller/main.js ] || proc running controller; } \
    && { ! grep -q '^REAL_NODE=' "$state/env" || { proc running kubelet && proc running containerd; }; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
@@ -84,9 +85,9 @@ options:
   kwokControllerBinary: $assets/kwok
   etcdBinary: $assets/etcd
   kubectlBinary: $kubectl
-  # Alpha in this Kubernetes version: lets a Parallel StatefulSet replace maxUnavailable pods at once
-  # within one stage of phased-rollout.io/steps (test/e2e/steps.test.ts).
-  kubeFeatureGates: MaxUnavailableStatefulSet=true
+  # No feature gates: each version runs with its own defaults, as users run it (MaxUnavailableStatefulSet
+  # is beta and on in 1.37, off in 1.35.4-1.36; the tests that depend on it read which, see
+  # test/e2e/cluster.ts maxUnavailableKept).
 $sans
 componentsPatches:
 $patches
@@ -201,6 +202,7 @@ fi
 
 cat > "$state/env" <<EOF
 $real_env
+KUBERNETES_VERSION='$k8s_version'
 KUBECONFIG='$state/kubeconfig'
 KUBECTL='$kubectl'
 KWOKCTL='$assets/kwokctl'

@@ -247,3 +247,26 @@ export async function setPodReady(ns: string, pod: string, ready: boolean): Prom
   conditions.push({ type: 'Ready', status: value, lastTransitionTime: now }, { type: 'ContainersReady', status: value, lastTransitionTime: now });
   await kubectlOk(['patch', 'pod', pod, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { conditions } })]);
 }
+
+let maxUnavailableMemo: Promise<boolean> | undefined;
+/**
+ * maxUnavailableKept tells whether this API server keeps a StatefulSet's
+ * spec.updateStrategy.rollingUpdate.maxUnavailable (the MaxUnavailableStatefulSet feature: beta and on
+ * by default in 1.37, off in 1.35.4-1.36), read from a server-side dry run rather than assumed from the
+ * version: without it the field is dropped and the StatefulSet controller replaces one pod at a time.
+ */
+export function maxUnavailableKept(): Promise<boolean> {
+  maxUnavailableMemo ??= (async () => {
+    const probe = {
+      apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'max-unavailable-probe', namespace: 'default' },
+      spec: {
+        replicas: 1, serviceName: 'probe', selector: { matchLabels: { app: 'probe' } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 2 } },
+        template: { metadata: { labels: { app: 'probe' } }, spec: { containers: [{ name: 'c', image: 'registry.example/probe:1' }] } },
+      },
+    };
+    const r = await kubectlOk(['create', '--dry-run=server', '-o', 'json', '-f', '-'], probe);
+    return JSON.parse(r.stdout).spec.updateStrategy.rollingUpdate?.maxUnavailable === 2;
+  })();
+  return maxUnavailableMemo;
+}

@@ -19,7 +19,7 @@ COPY demo ./demo
 COPY test/support ./test/support
 RUN npx tsc -p tsconfig.build.json
 COPY hack/node/image-rootfs.sh ./hack/node/
-RUN NODE=/usr/local/bin/node bash hack/node/image-rootfs.sh /rootfs /src
+RUN PHASED_ROLLOUT_IMAGE_NODE=/usr/local/bin/node bash hack/node/image-rootfs.sh /rootfs /src
 
 FROM scratch
 COPY --from=build /rootfs/ /

@@ -118,6 +118,10 @@ rules:
     verbs: ["create", "patch", "update", "delete"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
+  # The chart's controller of test/e2e/chart-pods.test.ts (as pods on the real node): a request its RBAC
+  # refuses shows as a 403 here.
+  - level: Metadata
+    users: ["system:serviceaccount:pr-pods-system:pr-pods-controller"]
   # The peer systems of bench:peers, each under a ServiceAccount of its own: their API requests are counted.
   - level: Metadata
     users: ["system:serviceaccount:peers:sts-phased-rollout-operator", "system:serviceaccount:peers:rollout-operator"]

@@ -29,6 +29,21 @@ CONTAINERD_SOCK=$node_dir/containerd/containerd.sock
 IMAGE_PREFIX=localhost/phased-rollout
 PAUSE_IMAGE=$IMAGE_PREFIX/pause:3.10
 
+# One real node per machine: it holds the bridge, the node address, kubelet's port and the kubepods
+# cgroups. The lock names the state folder of the node that runs (hack/real-node.sh check refuses others).
+LOCK=/run/phased-rollout-real-node
+# Kernel settings the node changes (its own, kubelet's and kube-proxy's), saved at `up` in
+# $state/real-node.sysctl and put back at `down`.
+SYSCTLS="net.ipv4.ip_forward net.ipv4.conf.all.forwarding net.ipv4.conf.default.forwarding net.ipv4.conf.all.route_localnet
+net.bridge.bridge-nf-call-iptables net.bridge.bridge-nf-call-ip6tables kernel.panic kernel.panic_on_oops vm.overcommit_memory
+vm.panic_on_oom kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.netfilter.nf_conntrack_max
+net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait"
+SYSCTL_SAVED=$state/real-node.sysctl
+MADE_SAVED=$state/real-node.made
+# Fixed paths kubelet uses whatever its --root-dir: removed at `down` when `up` made them.
+FIXED_DIRS="/var/lib/kubelet /var/log/containers /var/log/pods"
+CGROUP_NAME=kubepods
+
 nlog() { echo "[real-node] $*" >&2; }
 proc() { "$root/hack/e2e-proc.sh" "$@"; }
 ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stages the file tree of the product's image (controller, webhook and plugin share it) into OUT:
-#   /usr/local/bin/node          the Node.js binary (NODE, default: the `node` devDependency's)
+#   /usr/local/bin/node          the Node.js binary (PHASED_ROLLOUT_IMAGE_NODE, default: the `node`
+#                                devDependency's; not NODE, which npm sets to its own Node.js)
 #   the shared libraries `ldd` lists for it, at the same paths
 #   /app/{package.json,package-lock.json,node_modules,dist}   production dependencies only
 #   /etc/passwd, /etc/group      the non-root user 65532 (runAsUser of the chart)
@@ -11,7 +12,7 @@ set -euo pipefail
 out=${1:?usage: image-rootfs.sh OUT [SRC]}
 src=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 here=$(cd "$(dirname "$0")/../.." && pwd)
-node=${NODE:-$here/node_modules/node/bin/node}
+node=${PHASED_ROLLOUT_IMAGE_NODE:-$here/node_modules/node/bin/node}
 [ -x "$node" ] || node=$(command -v node)
 [ -d "$src/dist" ] || { echo "image-rootfs: $src/dist is missing (npm run build)" >&2; exit 1; }
 rm -rf "$out"; mkdir -p "$out"/{usr/local/bin,app,etc,tmp}

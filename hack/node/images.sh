@@ -56,7 +56,7 @@ pause() {
 
 busybox() {
   local bb=/bin/busybox
-  [ -x "$bb" ] && file -L "$bb" 2>/dev/null | grep -q 'statically linked' || {
+  dpkg -s busybox-static >/dev/null 2>&1 || {
     [ "$(id -u)" = 0 ] || { nlog "busybox-static is missing"; return 1; }
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq busybox-static >/dev/null; }
   local tag; tag=1.35-$(key "$bb")

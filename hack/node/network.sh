@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # The real node's pod network: one Linux bridge on this machine, the CNI bridge/host-local plugins of
-# Debian's containernetworking-plugins, and a guard that keeps pod traffic on the bridge.
-#   network.sh up     bridge, sysctls, guard rules, CNI configuration, the host-side forwarder
-#   network.sh down   all of it removed, the sysctls put back as they were
+# Debian's containernetworking-plugins, and guards that keep pod traffic on the bridge.
+#   network.sh up     bridge, forwarding on the bridge only, guard rules, CNI configuration
+#   network.sh forward PORT...   (re)start the host-side forwarder for these loopback ports
+#   network.sh down   all of it removed
 #
 # Pods reach the host only at $NODE_IP (the bridge's address). The API server, Prometheus and the gate
 # exporter listen on 127.0.0.1, which a pod cannot reach, so a forwarder (forward.mjs) listens on
 # $NODE_IP at the same ports and relays to 127.0.0.1; the API server advertises $NODE_IP, so the
 # `kubernetes` Service (through kube-proxy) and in-cluster clients land there.
+#
+# Containment, three layers:
+#   - routes: a pod has routes to the pod and Service ranges only (no default route);
+#   - forwarding is on for the bridge alone (net.ipv4.conf.$BRIDGE.forwarding), never machine-wide:
+#     nothing arriving on another interface is routed anywhere;
+#   - raw PREROUTING drops any packet for the pod, Service or node address that arrives on another
+#     interface than the bridge or loopback, and mangle FORWARD drops anything forwarded into or out of
+#     the bridge from or to another interface. Both tables come before kube-proxy's filter and nat rules.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 saved=$node_dir/network.saved
@@ -16,31 +25,38 @@ guard=PHASED-ROLLOUT-GUARD
 up() {
   mkdir -p "$node_dir/cni" "$node_dir/cni-ipam"
   if [ ! -f "$saved" ]; then
-    # What this run changes on the machine, to put back at `down`.
+    # What this run makes besides its own names, to know at `down` what is its own.
     {
-      echo "ip_forward=$(cat /proc/sys/net/ipv4/ip_forward)"
-      echo "bridge_nf=$(cat /proc/sys/net/bridge/bridge-nf-call-iptables 2>/dev/null || echo -)"
       echo "netns_before=$(ls /run/netns 2>/dev/null | tr '\n' ' ')"
-      echo "kube_chains_before=$({ iptables -w -S; iptables -w -t nat -S; ip6tables -w -S; } 2>/dev/null | grep -c '^-N KUBE-')"
+      echo "kube_chains_before=$({ iptables -w -S; iptables -w -t nat -S; ip6tables -w -S; } 2>/dev/null | grep -c '^-N KUBE-' || true)"
     } > "$saved"
   fi
   ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
+  # No IPv6 on the bridge: the pod network is IPv4 only.
+  sysctl -qw "net.ipv6.conf.$BRIDGE.disable_ipv6=1" 2>/dev/null || true
   ip addr replace "$NODE_IP/${POD_CIDR#*/}" dev "$BRIDGE"
   ip link set "$BRIDGE" up
-  # A pod's packet to a Service address is DNATed to a pod on the same bridge: that is routing through
-  # the host, so it needs ip_forward; bridge-nf-call-iptables makes bridged frames pass kube-proxy's rules.
-  sysctl -qw net.ipv4.ip_forward=1
+  # A pod's packet to a Service address is DNATed to a pod on the same bridge: routed through the host,
+  # in and out of the bridge. bridge-nf-call-iptables makes bridged frames pass kube-proxy's rules.
+  sysctl -qw "net.ipv4.conf.$BRIDGE.forwarding=1"
   [ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || modprobe br_netfilter 2>/dev/null || true
   sysctl -qw net.bridge.bridge-nf-call-iptables=1
-  # The guard: forwarding is allowed between ports of the bridge only; nothing from a pod leaves through
-  # another interface, and nothing from another interface is forwarded to a pod.
-  iptables -w -N "$guard" 2>/dev/null || iptables -w -F "$guard"
-  iptables -w -A "$guard" -i "$BRIDGE" -o "$BRIDGE" -j RETURN
-  iptables -w -A "$guard" -i "$BRIDGE" -j DROP
-  iptables -w -A "$guard" -o "$BRIDGE" -j DROP
+  local t
+  for t in raw mangle filter; do
+    iptables -w -t "$t" -N "$guard" 2>/dev/null || iptables -w -t "$t" -F "$guard"
+  done
+  iptables -w -t raw -A "$guard" -i "$BRIDGE" -j RETURN
+  iptables -w -t raw -A "$guard" -i lo -j RETURN
+  iptables -w -t raw -A "$guard" -d "$POD_CIDR" -j DROP
+  iptables -w -t raw -A "$guard" -d "$SERVICE_CIDR" -j DROP
+  for t in mangle filter; do
+    iptables -w -t "$t" -A "$guard" -i "$BRIDGE" -o "$BRIDGE" -j RETURN
+    iptables -w -t "$t" -A "$guard" -i "$BRIDGE" -j DROP
+    iptables -w -t "$t" -A "$guard" -o "$BRIDGE" -j DROP
+  done
+  iptables -w -t raw -C PREROUTING -j "$guard" 2>/dev/null || iptables -w -t raw -I PREROUTING 1 -j "$guard"
+  iptables -w -t mangle -C FORWARD -j "$guard" 2>/dev/null || iptables -w -t mangle -I FORWARD 1 -j "$guard"
   iptables -w -C FORWARD -j "$guard" 2>/dev/null || iptables -w -I FORWARD 1 -j "$guard"
-  # Pods get routes to the pod and Service ranges only: no default route, so no other address is
-  # reachable from inside a pod at all.
   cat > "$node_dir/cni/10-phased-rollout.conflist" <<JSON
 {
   "cniVersion": "0.4.0",
@@ -67,27 +83,28 @@ forward() {
 }
 
 down() {
-  proc stop node-forward
+  proc stop node-forward || true
   # Host ends of pod interfaces a sandbox did not take down, then the bridge itself.
   local l
   for l in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do ip link delete "$l" 2>/dev/null || true; done
   ip link delete "$BRIDGE" 2>/dev/null || true
   if command -v iptables >/dev/null; then
-    while iptables -w -D FORWARD -j "$guard" 2>/dev/null; do :; done
-    iptables -w -F "$guard" 2>/dev/null || true
-    iptables -w -X "$guard" 2>/dev/null || true
+    local t chain
+    for t in raw mangle filter; do
+      case $t in raw) chain=PREROUTING ;; *) chain=FORWARD ;; esac
+      while iptables -w -t "$t" -D "$chain" -j "$guard" 2>/dev/null; do :; done
+      iptables -w -t "$t" -F "$guard" 2>/dev/null || true
+      iptables -w -t "$t" -X "$guard" 2>/dev/null || true
+    done
   fi
   if [ -f "$saved" ]; then
-    local ip_forward bridge_nf netns_before n
-    ip_forward=$(sed -n 's/^ip_forward=//p' "$saved"); bridge_nf=$(sed -n 's/^bridge_nf=//p' "$saved")
+    local netns_before n
     netns_before=" $(sed -n 's/^netns_before=//p' "$saved") "
-    # Network namespaces the runtime made for this run's sandboxes and left behind.
+    # Network namespaces the runtime made for this node's sandboxes and left behind (containerd names
+    # them cni-<uuid>; only those made after `up`).
     for n in $(ls /run/netns 2>/dev/null); do
       case $n in cni-*) [[ $netns_before == *" $n "* ]] || ip netns delete "$n" 2>/dev/null || true ;; esac
     done
-    [ -z "$ip_forward" ] || sysctl -qw net.ipv4.ip_forward="$ip_forward"
-    [ -z "$bridge_nf" ] || [ "$bridge_nf" = - ] || sysctl -qw net.bridge.bridge-nf-call-iptables="$bridge_nf"
-    rm -f "$saved"
   fi
   return 0
 }

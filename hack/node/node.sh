@@ -51,13 +51,14 @@ bindAddress: 127.0.0.1
 healthzBindAddress: 127.0.0.1:$proxy_health
 metricsBindAddress: 127.0.0.1:$proxy_metrics
 nodePortAddresses: ["$NODE_IP/32"]
-# Leave the machine's conntrack table size alone.
-conntrack: {maxPerCore: 0}
+# Leave the machine's conntrack table size and timeouts alone.
+conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 YAML
   echo "$assets/kube-proxy --config $node_dir/kube-proxy.yaml --v=1" > "$state/cmd/kube-proxy"
   proc start kube-proxy
 
   local kubelet_health; kubelet_health=$(free)
+  local started; started=$(date +%s)
   # cgroups here are v1 (a hybrid mount): failCgroupV1 false keeps kubelet >= 1.35 running on them.
   # This machine's root lacks CAP_SYS_RESOURCE: kubelet logs that it cannot set oom_score_adj or
   # rlimits, harmlessly. Image garbage collection is off: the images are imported, not pullable.
@@ -78,6 +79,7 @@ failCgroupV1: false
 failSwapOn: false
 containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
 podLogsDir: $node_dir/pod-logs
+volumePluginDir: $node_dir/volume-plugins
 clusterDNS: [$NODE_IP]
 clusterDomain: $CLUSTER_DOMAIN
 resolvConf: ""
@@ -89,7 +91,7 @@ evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.availa
 maxPods: 60
 serializeImagePulls: false
 YAML
-  echo "$assets/kubelet --config $node_dir/kubelet.yaml --kubeconfig $kubeconfig --root-dir $node_dir/kubelet --hostname-override $NODE_NAME --node-ip $NODE_IP --node-labels $NODE_LABEL=true --v=1" > "$state/cmd/kubelet"
+  echo "$assets/kubelet --config $node_dir/kubelet.yaml --kubeconfig $kubeconfig --root-dir $node_dir/kubelet --cert-dir $node_dir/kubelet-pki --hostname-override $NODE_NAME --node-ip $NODE_IP --node-labels $NODE_LABEL=true --v=1" > "$state/cmd/kubelet"
   proc start kubelet
 
   "${k[@]}" apply -f - > /dev/null <<YAML
@@ -101,36 +103,46 @@ provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 YAML
-  local i
+  # Ready, from a heartbeat of this kubelet: a Node object left from an earlier start still reads Ready
+  # until the node lifecycle controller times it out.
+  local i ready beat
   for i in $(seq 1 240); do
-    [ "$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] && return 0
+    ready=$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}' 2>/dev/null || true)
+    beat=$(date -d "${ready#* }" +%s 2>/dev/null || echo 0)
+    [ "${ready%% *}" = True ] && [ "$beat" -ge "$started" ] && return 0
     sleep 0.5
   done
   nlog "node $NODE_NAME not Ready after 120 s; see $state/logs/kubelet.log"; return 1
 }
 
 down() {
-  proc stop kubelet
-  proc stop coredns
-  if proc running kube-proxy; then proc stop kube-proxy; fi
+  proc stop kubelet || true
+  proc stop coredns || true
+  proc stop kube-proxy || true
   # kube-proxy's own cleanup removes the chains and rules it made; kubelet's (KUBE-FIREWALL and the
-  # KUBE-KUBELET-CANARY chains) go by name. Both only when the machine had no KUBE- chains before `up`
-  # (network.sh records it): then every one of them is this node's.
+  # KUBE-KUBELET-CANARY chains) go by name. Only when the machine had no KUBE- chains before `up`
+  # (network.sh records it) and no other kubelet or kube-proxy runs: then every one of them is this node's.
   [ "$(sed -n 's/^kube_chains_before=//p' "$node_dir/network.saved" 2>/dev/null)" = 0 ] || return 0
-  local kp; kp=$(ls "$cache"/bin/assets-*/kube-proxy 2>/dev/null | head -n 1)
-  [ -z "$kp" ] || "$kp" --cleanup >/dev/null 2>&1 || true
+  local p c
+  for p in /proc/[0-9]*; do
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
+    case $c in */kubelet\ *|*/kube-proxy\ *) nlog "another kubelet or kube-proxy runs (pid ${p#/proc/}): its iptables rules are left alone"; return 0 ;; esac
+  done
+  local kp; kp=$(cat "$node_dir/assets" 2>/dev/null || true)/kube-proxy
+  [ ! -x "$kp" ] || "$kp" --cleanup >/dev/null 2>&1 || true
   local cmd table chain rule
   for cmd in iptables ip6tables; do
     command -v "$cmd" >/dev/null || continue
     for table in filter nat mangle; do
       # Jumps from the built-in chains first, then the chains themselves.
       while read -r rule; do
+        [ -n "$rule" ] || continue
         eval "$cmd -w -t $table ${rule/-A /-D }" 2>/dev/null || true
-      done < <("$cmd" -w -t "$table" -S 2>/dev/null | grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j KUBE-')
-      for chain in $("$cmd" -w -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
+      done < <({ "$cmd" -w -t "$table" -S 2>/dev/null || true; } | { grep -E '^-A (INPUT|OUTPUT|FORWARD|PREROUTING|POSTROUTING) .*-j KUBE-' || true; })
+      for chain in $({ "$cmd" -w -t "$table" -S 2>/dev/null || true; } | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
         "$cmd" -w -t "$table" -F "$chain" 2>/dev/null || true
       done
-      for chain in $("$cmd" -w -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
+      for chain in $({ "$cmd" -w -t "$table" -S 2>/dev/null || true; } | sed -n 's/^-N \(KUBE-[^ ]*\)$/\1/p'); do
         "$cmd" -w -t "$table" -X "$chain" 2>/dev/null || true
       done
     done

@@ -47,6 +47,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        # runc's own state beside containerd's, not in /run/containerd/runc.
+        Root = "$d/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$node_dir/cni"
@@ -78,7 +81,7 @@ down() {
     for t in $(ctr_ tasks list -q 2>/dev/null); do ctr_ tasks delete --force "$t" >/dev/null 2>&1 || true; done
     for t in $(ctr_ containers list -q 2>/dev/null); do ctr_ containers delete "$t" >/dev/null 2>&1 || true; done
   fi
-  proc stop containerd
+  proc stop containerd || true
   local pids; pids=$(shims)
   if [ -n "$pids" ]; then
     # shellcheck disable=SC2086

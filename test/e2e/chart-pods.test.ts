@@ -16,6 +16,7 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
+import { auditMark, readAudit, type AuditMark } from '../support/audit-files.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, helm, kubectl, kubectlOk, podRevisions, run, safetyReport, setGate } from './cluster.js';
 import { needRealNode, onRealNode, realNodeIt } from './real-node.js';
 import { fastGate, Rollout } from './rollout.js';
@@ -80,6 +81,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   let ns = '';
   let harnessMwc: Record<string, any> | undefined;
   let installed = false;
+  let since: AuditMark | undefined;
 
   beforeAll(async () => {
     if (skipped) return;
@@ -105,6 +107,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
 
   realIt('helm install --wait: both Deployments Ready on the real node, the serving certificate issued and injected, one leader', async () => {
     const { node } = needRealNode();
+    since = auditMark(env().AUDIT_LOG);
     const t0 = Date.now();
     const install = await helm(['install', RELEASE, CHART, '-n', RELEASE_NS, '--create-namespace', '-f', values(), '--wait', '--timeout', '180s']);
     expect(install.stderr).toBe('');
@@ -174,6 +177,8 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
       if (r.code === 0) {
         accepted++;
         expect(envNow).toBe(`k${i}`);
+        // Admitted by the webhook, which said so: not let through without it.
+        expect(r.stderr).toContain('change pinned at partition 2');
       } else {
         refused++;
         expect(r.stderr).toMatch(/webhook/);
@@ -181,7 +186,8 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
       }
     }
     console.log(`chart-pods: applies during webhook kills: ${accepted} accepted (pinned), ${refused} refused (fail closed)`);
-    expect(accepted + refused).toBe(6);
+    // Every other round one webhook pod stays: some applies must have been served.
+    expect(accepted).toBeGreaterThanOrEqual(1);
     // No pod was replaced: each still runs the revision it was created with.
     expect(await podRevisions(ns, 'pinned')).toEqual(first);
     await eventually(allReady, 90_000, 500);
@@ -215,7 +221,12 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
     const safety = await safetyReport(ns, 'upgraded', CONTROLLER_USER);
     expect(safety.violations).toEqual([]);
     expect(safety.gatedSteps).toBe(4);
-    // The product's RBAC held on real pods: no Forbidden in the controller's log.
+    // The chart's RBAC held on real pods: the API server refused none of the controller's requests since
+    // the install (audited at Metadata level, hack/e2e-up.sh), and its log has no Forbidden.
+    type Ev = { user?: { username?: string }; verb?: string; objectRef?: { resource?: string; namespace?: string }; responseStatus?: { code?: number } };
+    const mine = readAudit<Ev>(env().AUDIT_LOG, since!, (l) => l.includes(CONTROLLER_USER)).filter((a) => a.user?.username === CONTROLLER_USER);
+    expect(mine.length).toBeGreaterThan(20);
+    expect(mine.filter((a) => a.responseStatus?.code === 403).map((a) => `${a.verb} ${a.objectRef?.resource} in ${a.objectRef?.namespace ?? '(cluster)'}`)).toEqual([]);
     const logs = await kubectl(['logs', '-n', RELEASE_NS, '-l', `app.kubernetes.io/name=${CONTROLLER}`, '--tail=-1']);
     expect(logs.stdout).not.toMatch(/forbidden/i);
   });

@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
-import { createNamespace, deleteNamespace, env, getJson, kubectlOk, run } from './cluster.js';
+import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectlOk, run } from './cluster.js';
 import { needRealNode, onRealNode, realNodeIt } from './real-node.js';
 
 jest.setTimeout(240_000);
@@ -16,7 +16,11 @@ const { realIt, skipped } = realNodeIt();
 const script = resolve(ROOT, 'hack', 'real-node.sh');
 
 describe(`the real node's teardown${skipped}`, () => {
-  realIt('leaves nothing behind, even with pods running, and the node comes back', async () => {
+  realIt.each([
+    ['with pods running', false],
+    // The containers' processes outlive a dead runtime (they are reparented): down finds them in kubelet's cgroups.
+    ['after containerd and its shims were killed first', true],
+  ])('leaves nothing behind, %s, and the node comes back', async (_case, killRuntime) => {
     const { busybox, node } = needRealNode();
     const e = env();
     const ns = await createNamespace('e2e-teardown');
@@ -34,6 +38,14 @@ describe(`the real node's teardown${skipped}`, () => {
       const before = await run('bash', [script, 'leftovers']);
       expect(before.stdout).toMatch(/process containerd/);
       expect(before.stdout).toMatch(/mount /);
+      if (killRuntime) {
+        const shims = (await run('bash', [resolve(ROOT, 'hack', 'node', 'runtime.sh'), 'shims'])).stdout.split('\n').filter(Boolean);
+        expect(shims.length).toBeGreaterThanOrEqual(2);
+        await harnessProcess('kill', 'containerd');
+        for (const pid of shims) process.kill(Number(pid), 'SIGKILL');
+        // The pods' `sleep 600` still runs, orphaned, in kubelet's cgroups.
+        expect((await run('bash', [script, 'leftovers'])).stdout).toMatch(/^processes in \/sys\/fs\/cgroup\/pids\/kubepods: \d+ \d+/m);
+      }
 
       const down = await run('bash', [script, 'down'], { timeoutMs: 120_000 });
       expect(down.code).toBe(0);

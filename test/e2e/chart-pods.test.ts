@@ -18,8 +18,8 @@ import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
 import { auditMark, readAudit, type AuditMark } from '../support/audit-files.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, helm, kubectl, kubectlOk, podRevisions, run, safetyReport, setGate } from './cluster.js';
-import { needRealNode, onRealNode, realNodeIt } from './real-node.js';
-import { fastGate, Rollout } from './rollout.js';
+import { needRealNode, realNodeIt, realRollout, version } from './real-node.js';
+import { fastGate } from './rollout.js';
 
 jest.setTimeout(300_000);
 const { realIt, skipped } = realNodeIt();
@@ -29,25 +29,6 @@ const RELEASE = 'pr-pods';
 const RELEASE_NS = 'pr-pods-system';
 const CONTROLLER = `${RELEASE}-controller`;
 const CONTROLLER_USER = `system:serviceaccount:${RELEASE_NS}:${CONTROLLER}`;
-
-/** realRollout is a Rollout whose pods are real processes on the real node (busybox, a TERM-aware loop). */
-function realRollout(ns: string, name: string, replicas: number, annotations: Record<string, string>): Rollout {
-  const { busybox } = needRealNode();
-  const r = new Rollout(ns, name, replicas, annotations);
-  const spec = r.manifest.spec.template.spec as Record<string, unknown>;
-  Object.assign(spec, onRealNode({ terminationGracePeriodSeconds: 2 }));
-  r.manifest.spec.template.spec.containers[0] = {
-    name: 'app', image: busybox, imagePullPolicy: 'Never',
-    command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.5; done'],
-    env: [{ name: 'VERSION', value: '1' }],
-    readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
-  };
-  return r;
-}
-/** version rolls a real rollout to a new template (the VERSION variable; the image stays). */
-const version = (r: Rollout, v: string) => r.roll(r.manifest.spec.template.spec.containers[0]!.image as string, (m) => {
-  (m.spec.template.spec.containers[0] as { env: { name: string; value: string }[] }).env = [{ name: 'VERSION', value: v }];
-});
 
 const values = () => {
   const e = env();

@@ -4,6 +4,7 @@
 // missing node fails them instead.
 import { it } from '@jest/globals';
 import { env } from './cluster.js';
+import { Rollout } from './rollout.js';
 
 const REQUIRE = process.env.PHASED_ROLLOUT_REQUIRE_REAL_NODE === '1';
 
@@ -38,3 +39,22 @@ export function onRealNode<T extends Record<string, unknown>>(podSpec: T): T & {
     tolerations: [{ key: 'phased-rollout.io/real-node', operator: 'Exists', effect: 'NoSchedule' }],
   };
 }
+
+/** realRollout is a Rollout whose pods are real processes on the real node (busybox, a TERM-aware loop). */
+export function realRollout(ns: string, name: string, replicas: number, annotations: Record<string, string>): Rollout {
+  const { busybox } = needRealNode();
+  const r = new Rollout(ns, name, replicas, annotations);
+  const spec = r.manifest.spec.template.spec as Record<string, unknown>;
+  Object.assign(spec, onRealNode({ terminationGracePeriodSeconds: 2 }));
+  r.manifest.spec.template.spec.containers[0] = {
+    name: 'app', image: busybox, imagePullPolicy: 'Never',
+    command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.5; done'],
+    env: [{ name: 'VERSION', value: '1' }],
+    readinessProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+  };
+  return r;
+}
+/** version rolls a real rollout to a new template (the VERSION variable; the image stays). */
+export const version = (r: Rollout, v: string) => r.roll(r.manifest.spec.template.spec.containers[0]!.image as string, (m) => {
+  (m.spec.template.spec.containers[0] as { env: { name: string; value: string }[] }).env = [{ name: 'VERSION', value: v }];
+});

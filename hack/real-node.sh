@@ -17,11 +17,10 @@ source "$here/node/common.sh"
 other_node() {
   local owner; owner=$(cat "$LOCK" 2>/dev/null || true)
   if [ -n "$owner" ] && [ "$owner" != "$node_dir" ] && [ -d "$owner" ]; then echo "the real node of $owner runs here"; return 0; fi
-  local p c
-  for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
-    case $c in */kubelet\ *|kubelet\ *) [[ $c == *"$node_dir"* ]] || { echo "another kubelet runs here (pid ${p#/proc/})"; return 0; } ;; esac
-  done
+  local pid c
+  while read -r pid c; do
+    case "$c " in */kubelet\ *|kubelet\ *) [[ $c == *"$node_dir"* ]] || { echo "another kubelet runs here (pid $pid)"; return 0; } ;; esac
+  done < <(processes)
   return 1
 }
 
@@ -117,14 +116,13 @@ down() {
 
 # leftovers: one line per thing of the real node still on this machine.
 leftovers() {
-  local n p c
+  local n pid c
   for n in containerd kubelet kube-proxy coredns node-forward; do
     [ -f "$state/pids/$n.pid" ] && "$root/hack/e2e-proc.sh" running "$n" && echo "process $n"
   done
-  for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
-    [[ $c == *"$node_dir"* ]] && echo "process ${p#/proc/}: ${c:0:120}"
-  done
+  while read -r pid c; do
+    [[ $c != *"$node_dir"* ]] || echo "process $pid: ${c:0:120}"
+  done < <(processes)
   local d made; made=$(cat "$MADE_SAVED" 2>/dev/null || true)
   if ! grep -qx cgroups-existed <<< "$made"; then
     for d in /sys/fs/cgroup/*/"$CGROUP_NAME"; do

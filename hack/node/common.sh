@@ -44,6 +44,18 @@ MADE_SAVED=$state/real-node.made
 FIXED_DIRS="/var/lib/kubelet /var/log/containers /var/log/pods"
 CGROUP_NAME=kubepods
 
+# processes: one line per process of this machine, "PID ARGUMENTS" (arguments joined by spaces). Read
+# from /proc by bash alone, so the lister never sees itself.
+processes() {
+  local p c
+  for p in /proc/[0-9]*; do
+    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
+    [ -z "$c" ] || echo "${p#/proc/} $c"
+  done
+}
+# freeport: a free TCP port on 127.0.0.1.
+freeport() { "$root/node_modules/.bin/node" -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+
 nlog() { echo "[real-node] $*" >&2; }
 proc() { "$root/hack/e2e-proc.sh" "$@"; }
 ctr_() { ctr --address "$CONTAINERD_SOCK" --namespace k8s.io "$@"; }

@@ -13,11 +13,10 @@ up() {
   local k=("$assets/kubectl" --kubeconfig "$kubeconfig")
   mkdir -p "$node_dir"/{kubelet,pod-logs,bin}
   ln -sfn "$assets/crictl" "$node_dir/bin/crictl"
-  local free; free() { "$root/node_modules/.bin/node" -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 
   # CoreDNS on the node's address, port 53: the cluster.local zone from the API server; any other name
   # is answered NXDOMAIN at once (there is nothing outside to ask).
-  local dns_health; dns_health=$(free)
+  local dns_health; dns_health=$(freeport)
   cat > "$node_dir/Corefile" <<COREFILE
 $CLUSTER_DOMAIN:53 in-addr.arpa:53 ip6.arpa:53 {
     bind $NODE_IP
@@ -39,7 +38,7 @@ COREFILE
   echo "$assets/coredns -conf $node_dir/Corefile" > "$state/cmd/coredns"
   proc start coredns
 
-  local proxy_health proxy_metrics; proxy_health=$(free); proxy_metrics=$(free)
+  local proxy_health proxy_metrics; proxy_health=$(freeport); proxy_metrics=$(freeport)
   cat > "$node_dir/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -57,7 +56,7 @@ YAML
   echo "$assets/kube-proxy --config $node_dir/kube-proxy.yaml --v=1" > "$state/cmd/kube-proxy"
   proc start kube-proxy
 
-  local kubelet_health; kubelet_health=$(free)
+  local kubelet_health; kubelet_health=$(freeport)
   local started; started=$(date +%s)
   # cgroups here are v1 (a hybrid mount): failCgroupV1 false keeps kubelet >= 1.35 running on them.
   # This machine's root lacks CAP_SYS_RESOURCE: kubelet logs that it cannot set oom_score_adj or
@@ -103,13 +102,14 @@ provisioner: kubernetes.io/host-path
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 YAML
-  # Ready, from a heartbeat of this kubelet: a Node object left from an earlier start still reads Ready
-  # until the node lifecycle controller times it out.
-  local i ready beat
+  # Ready, and this kubelet alive: a Node object left from an earlier start still reads Ready until the
+  # node lifecycle controller times it out, so also wait for this kubelet's first renewal of its Lease
+  # (its status heartbeat is only rewritten when something changes or every few minutes).
+  local i ready renew
   for i in $(seq 1 240); do
-    ready=$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}' 2>/dev/null || true)
-    beat=$(date -d "${ready#* }" +%s 2>/dev/null || echo 0)
-    [ "${ready%% *}" = True ] && [ "$beat" -ge "$started" ] && return 0
+    ready=$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+    renew=$("${k[@]}" get lease "$NODE_NAME" -n kube-node-lease -o jsonpath='{.spec.renewTime}' 2>/dev/null || true)
+    [ "$ready" = True ] && [ -n "$renew" ] && [ "$(date -d "$renew" +%s 2>/dev/null || echo 0)" -ge "$started" ] && return 0
     sleep 0.5
   done
   nlog "node $NODE_NAME not Ready after 120 s; see $state/logs/kubelet.log"; return 1
@@ -123,11 +123,10 @@ down() {
   # KUBE-KUBELET-CANARY chains) go by name. Only when the machine had no KUBE- chains before `up`
   # (network.sh records it) and no other kubelet or kube-proxy runs: then every one of them is this node's.
   [ "$(sed -n 's/^kube_chains_before=//p' "$node_dir/network.saved" 2>/dev/null)" = 0 ] || return 0
-  local p c
-  for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
-    case $c in */kubelet\ *|*/kube-proxy\ *) nlog "another kubelet or kube-proxy runs (pid ${p#/proc/}): its iptables rules are left alone"; return 0 ;; esac
-  done
+  local pid c
+  while read -r pid c; do
+    case "$c " in */kubelet\ *|*/kube-proxy\ *) nlog "another kubelet or kube-proxy runs (pid $pid): its iptables rules are left alone"; return 0 ;; esac
+  done < <(processes)
   local kp; kp=$(cat "$node_dir/assets" 2>/dev/null || true)/kube-proxy
   [ ! -x "$kp" ] || "$kp" --cleanup >/dev/null 2>&1 || true
   local cmd table chain rule

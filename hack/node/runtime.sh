@@ -62,12 +62,10 @@ TOML
 
 # shims: the containerd-shim processes of this containerd (they are started with its socket address).
 shims() {
-  local p c
-  for p in /proc/[0-9]*; do
-    c=$(tr '\0' ' ' 2>/dev/null < "$p/cmdline") 2>/dev/null || continue
-    [[ $c == *"-address $CONTAINERD_SOCK "* ]] && echo "${p#/proc/}"
-  done
-  return 0
+  local pid c
+  while read -r pid c; do
+    [[ "$c " != *"-address $CONTAINERD_SOCK "* ]] || echo "$pid"
+  done < <(processes)
 }
 
 down() {

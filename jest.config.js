@@ -11,7 +11,7 @@ const common = {
 
 export default {
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs,plugin,demo,bench}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{src,webhook,controller,certs,plugin,demo,bench,scenarios}/**/*.test.ts', '<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

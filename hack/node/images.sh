@@ -9,6 +9,8 @@
 #   busybox    Debian's busybox-static with its applets: the test workloads' shell, sleep, nc, httpd
 #   product    this repository's image (hack/node/image-rootfs.sh: Node.js, its libraries, dist/,
 #              production node_modules), the same configuration as the Dockerfile
+# and, on request only (npm run scenario:etcd; the suite's etcd rows):
+#   etcd       etcd and etcdctl at ETCD_WORKLOAD_FROM and ETCD_WORKLOAD_TO (hack/versions.env), static
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 images_dir=$cache/images
@@ -99,6 +101,33 @@ product() {
   echo "product=$IMAGE_PREFIX/phased-rollout:$tag=phased-rollout-$tag"
 }
 
+# etcd VERSION: etcd and etcdctl built static (no C library in the image) from the Go module proxy into
+# $cache/bin/etcd-image-VERSION, then an image of the two. The tag is the version; the archive is keyed
+# by the binaries.
+etcd() {
+  local v=$1 bin=$cache/bin/etcd-image-$1
+  if [ ! -x "$bin/etcd" ] || [ ! -x "$bin/etcdctl" ]; then
+    local w; w=$(mktemp -d)
+    (cd "$w" && go mod init phased-rollout.local/etcd-image >/dev/null 2>&1 \
+      && { go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v" >/dev/null 2>&1 || go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v"; } \
+      && mkdir -p "$w/out" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$w/out/" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3) >&2
+    mkdir -p "$bin"
+    mv "$w/out/server" "$bin/etcd"; mv "$w/out/etcdctl" "$bin/etcdctl"
+    rm -rf "$w"
+  fi
+  local tag; tag=$(key "$bin/etcd" "$bin/etcdctl")
+  if [ ! -s "$images_dir/etcd-$v-$tag.tar" ]; then
+    local r; r=$(mktemp -d)
+    mkdir -p "$r/rootfs/usr/local/bin" "$r/rootfs/tmp" "$r/rootfs/var/lib/etcd"
+    cp "$bin/etcd" "$bin/etcdctl" "$r/rootfs/usr/local/bin/"
+    chmod 1777 "$r/rootfs/tmp"
+    commit "etcd-$v-$tag" "$IMAGE_PREFIX/etcd:$v" "$r/rootfs" --env PATH=/usr/local/bin --entrypoint '["/usr/local/bin/etcd"]' \
+      --port 2379 --port 2380 --port 2381
+    rm -rf "$r"
+  fi
+  echo "etcd_${v//./_}=$IMAGE_PREFIX/etcd:$v=etcd-$v-$tag"
+}
+
 build() { pause; busybox; product; }
 
 # import: prints NAME=REFERENCE lines.
@@ -110,8 +139,18 @@ import() {
   done
 }
 
+# import_etcd: builds and imports the two etcd images; prints NAME=REFERENCE lines.
+import_etcd() {
+  local name ref archive
+  { etcd "$ETCD_WORKLOAD_FROM"; etcd "$ETCD_WORKLOAD_TO"; } | while IFS== read -r name ref archive; do
+    ctr_ images import "$images_dir/$archive.tar" >/dev/null
+    echo "$name=$ref"
+  done
+}
+
 case ${1:-} in
   build) build ;;
   import) import ;;
-  *) echo "usage: $0 build|import" >&2; exit 2 ;;
+  etcd) import_etcd ;;
+  *) echo "usage: $0 build|import|etcd" >&2; exit 2 ;;
 esac

@@ -1,0 +1,78 @@
+// The scenarios' side of the test environment (hack/e2e-up.sh): its .e2e/env, kubectl as a user runs
+// it, crictl on the real node, and the API for the pod watch.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+/** ROOT is the repository root (this file runs from dist/scenarios/etcd). */
+export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+
+/** Env is .e2e/env: shell assignments with single-quoted values. */
+export type Env = Record<string, string>;
+
+/** readEnv reads the environment file of a state folder. */
+export function readEnv(dir: string): Env {
+  const text = readFileSync(resolve(dir, 'env'), 'utf8');
+  return Object.fromEntries([...text.matchAll(/^([A-Z0-9_]+)='(.*)'$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+}
+
+/** Run is a finished command. */
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** run runs a command to completion, bounded by `timeoutMs`. */
+export function run(cmd: string, args: string[], o: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}): Promise<Run> {
+  return new Promise((res) => {
+    const child = spawn(cmd, args, { env: { ...process.env, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGTERM'), o.timeoutMs ?? 120_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      res({ code: code ?? 1, stdout, stderr });
+    });
+    child.stdin.end(o.stdin ?? '');
+  });
+}
+
+/** Cluster is kubectl, crictl and the API of one environment. */
+export class Cluster {
+  readonly core: CoreV1Api;
+
+  constructor(readonly env: Env) {
+    const kc = new KubeConfig();
+    kc.loadFromFile(env.KUBECONFIG ?? '');
+    this.core = kc.makeApiClient(CoreV1Api);
+  }
+
+  /** kubectl runs kubectl; a non-zero exit throws with its stderr. */
+  async kubectl(args: string[], stdin?: unknown): Promise<string> {
+    const r = await run(this.env.KUBECTL ?? 'kubectl', args, { env: { KUBECONFIG: this.env.KUBECONFIG ?? '' }, ...(stdin !== undefined ? { stdin: typeof stdin === 'string' ? stdin : JSON.stringify(stdin) } : {}) });
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr.trim()}`);
+    return r.stdout;
+  }
+
+  /** getJson reads objects as JSON. */
+  async getJson<T = Record<string, any>>(args: string[]): Promise<T> {
+    return JSON.parse(await this.kubectl(['get', ...args, '-o', 'json'])) as T;
+  }
+
+  /** apply applies a list of objects (kubectl apply, as a user or a GitOps tool would). */
+  async apply(objects: unknown[]): Promise<string> {
+    return this.kubectl(['apply', '-f', '-'], { apiVersion: 'v1', kind: 'List', items: objects });
+  }
+
+  /** crictl runs the real node's crictl (CRICTL is a command line with its endpoint flag). */
+  async crictl(args: string[]): Promise<string> {
+    const [cmd, ...flags] = (this.env.CRICTL ?? 'crictl').split(' ');
+    const r = await run(cmd as string, [...flags, ...args]);
+    if (r.code !== 0) throw new Error(`crictl ${args.join(' ')}: ${r.stderr.trim()}`);
+    return r.stdout;
+  }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill> [--system ours|plain] [--rate N] [--keep]
+// A real 3-member etcd cluster on the test environment's real node, rolled under a steady write load, by
+// phased-rollout (ours) or by the StatefulSet controller alone (plain). hack/scenario-etcd.sh brings the
+// environment up and the etcd images in first. The last line is the RESULT; the line before says what
+// else was seen (DETAIL). With ours, a missed expectation (expectations.ts) is printed and the exit code
+// is 1.
+import { parseArgs } from 'node:util';
+import { Cluster, readEnv } from './cluster.js';
+import { controllerKill } from './controller-kill.js';
+import { unmet } from './expectations.js';
+import { resultLine } from './results.js';
+import { badRelease, layoutOf, SCENARIOS, Stage, upgrade, zonesScenario, type Context, type Outcome, type ScenarioName } from './scenarios.js';
+
+const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { system: { type: 'string', default: 'ours' }, rate: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false }, 'e2e-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
+  });
+  const name = positionals[0] as ScenarioName;
+  const system = values.system;
+  const rate = Number(values.rate);
+  if (!SCENARIOS.includes(name) || (system !== 'ours' && system !== 'plain') || !(rate > 0 && rate <= 500)) {
+    process.stderr.write(`usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain] [--rate 1..500] [--keep]\n`);
+    return 2;
+  }
+  const env = readEnv(values['e2e-dir'] ?? process.env.PHASED_ROLLOUT_E2E_DIR ?? '.e2e');
+  if (!env.REAL_NODE) {
+    process.stderr.write('scenario:etcd needs the real node of the test environment (npm run e2e:up as root); this environment has none\n');
+    return 2;
+  }
+  const images = { from: process.env.ETCD_IMAGE_FROM ?? '', to: process.env.ETCD_IMAGE_TO ?? '' };
+  if (!images.from || !images.to) {
+    process.stderr.write('ETCD_IMAGE_FROM and ETCD_IMAGE_TO are not set: run it through npm run scenario:etcd (hack/scenario-etcd.sh imports the images)\n');
+    return 2;
+  }
+  const started = Date.now();
+  const stamp = () => `[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s]`;
+  const ctx: Context = {
+    cluster: new Cluster(env),
+    system,
+    images,
+    rate,
+    controllerUser: HARNESS_CONTROLLER,
+    say: (s) => process.stdout.write(`${stamp()} ${s}\n`),
+    ...(values.quiet ? {} : { onTick: (s: string) => process.stdout.write(`${stamp()}   ${s}\n`) }),
+  };
+  const namespace = `etcd-${name}-${system}-${Date.now().toString(36)}`;
+  const stage = new Stage(ctx, layoutOf(name, namespace));
+  let outcome: Outcome;
+  try {
+    outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : await controllerKill(stage);
+  } finally {
+    await stage.close(values.keep);
+  }
+  const s = outcome.summary;
+  const violations = outcome.safety?.violations.map((v) => `${v.statefulset}: ${v.why}`) ?? [];
+  const details = { ...outcome.details, ...(outcome.safety ? { gated_steps: outcome.safety.gatedSteps, safety_violations: violations.length } : {}) };
+  process.stdout.write(`DETAIL ${Object.entries(details).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+  const missed = system === 'ours' ? unmet(name, { lost: s.lost, unavailableS: s.unavailableS, onNew: outcome.onNew, members: outcome.members, details: outcome.details, violations }) : [];
+  for (const m of missed) process.stdout.write(`UNMET ${m}\n`);
+  process.stdout.write(`${resultLine(name, system, s, outcome.onNew, outcome.members)}\n`);
+  return missed.length > 0 ? 1 : 0;
+}
+
+main().then((code) => process.exit(code), (e: Error) => {
+  process.stderr.write(`scenario:etcd: ${e.message}\n`);
+  process.exit(1);
+});

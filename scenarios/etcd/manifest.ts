@@ -1,0 +1,152 @@
+// The etcd cluster of the scenarios: a headless Service and one StatefulSet (three members) or three
+// StatefulSets of one member each (one per zone, one rollout group). Pure builders: the scenarios apply
+// what these return with kubectl, the tests read them as tables.
+//
+// The members find each other by their stable DNS names (pod.service.namespace.svc.cluster.local); the
+// Service publishes not-ready addresses because a member must resolve its peers before any of them is
+// ready. Each member keeps its data on its own PersistentVolumeClaim, so a replaced pod comes back with
+// its data and rejoins as the same member.
+import { gateAnnotations } from './gate.js';
+
+/** Release is what a scenario applies: an etcd version, or the bad release. */
+export type Release = { kind: 'good'; image: string } | { kind: 'bad'; image: string };
+
+/** System is who rolls the template: phased-rollout (opted in) or the StatefulSet controller alone. */
+export type System = 'ours' | 'plain';
+
+/** Layout: one StatefulSet of three, or three StatefulSets of one (zones a, b, c). */
+export interface Layout {
+  namespace: string;
+  /** StatefulSet names with their replica counts. */
+  sets: { name: string; replicas: number }[];
+}
+
+/** APP is the pods' `app` label: the Service's selector and the gate's member selector. */
+export const APP = 'etcd';
+/** SERVICE is the headless Service that names the members. */
+export const SERVICE = 'etcd';
+export const CLIENT_PORT = 2379;
+export const PEER_PORT = 2380;
+export const METRICS_PORT = 2381;
+
+/** single is the layout of one StatefulSet `etcd` with three members. */
+export const single = (namespace: string): Layout => ({ namespace, sets: [{ name: 'etcd', replicas: 3 }] });
+
+/** zones is the layout of three one-member StatefulSets etcd-a, etcd-b, etcd-c in one rollout group. */
+export const zones = (namespace: string): Layout => ({ namespace, sets: ['a', 'b', 'c'].map((z) => ({ name: `etcd-${z}`, replicas: 1 })) });
+
+/** members are the pod names of a layout, in StatefulSet order. */
+export function members(l: Layout): string[] {
+  return l.sets.flatMap((s) => Array.from({ length: s.replicas }, (_, i) => `${s.name}-${i}`));
+}
+
+/** memberHost is a member's stable DNS name. */
+export const memberHost = (l: Layout, pod: string) => `${pod}.${SERVICE}.${l.namespace}.svc.cluster.local`;
+
+/** service is the headless Service of the members. */
+export function service(l: Layout) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: SERVICE, namespace: l.namespace },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: { app: APP },
+      ports: [{ name: 'client', port: CLIENT_PORT }, { name: 'peer', port: PEER_PORT }],
+    },
+  };
+}
+
+/**
+ * args are etcd's flags. The good releases keep the data on the volume and the cluster token of the
+ * first bootstrap (both only matter for a member without data: a restarted member reads its identity
+ * from the data directory).
+ *
+ * The bad release is a manifest copied from another cluster's: another --initial-cluster-token and a
+ * data directory that is not on the volume. A member it starts has no data, so it bootstraps a new,
+ * empty cluster under the new token instead of rejoining; the members of the real cluster refuse it
+ * (cluster ID mismatch). Alone it has no leader and serves nothing; but once two members run it, those
+ * two elect a leader of the new cluster and accept writes into an empty keyspace.
+ */
+export function args(l: Layout, release: Release): string[] {
+  const bad = release.kind === 'bad';
+  const peers = members(l).map((m) => `${m}=http://${memberHost(l, m)}:${PEER_PORT}`).join(',');
+  const self = `$(POD_NAME).${SERVICE}.$(POD_NAMESPACE).svc.cluster.local`;
+  return [
+    '--name=$(POD_NAME)',
+    `--data-dir=${bad ? '/tmp/etcd-data' : '/var/lib/etcd/data'}`,
+    `--listen-client-urls=http://0.0.0.0:${CLIENT_PORT}`,
+    `--listen-peer-urls=http://0.0.0.0:${PEER_PORT}`,
+    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
+    `--advertise-client-urls=http://${self}:${CLIENT_PORT}`,
+    `--initial-advertise-peer-urls=http://${self}:${PEER_PORT}`,
+    `--initial-cluster=${peers}`,
+    '--initial-cluster-state=new',
+    `--initial-cluster-token=${bad ? 'etcd-cluster' : `etcd-${l.namespace}`}`,
+  ];
+}
+
+/**
+ * container is the etcd container. Probes as etcd's documentation recommends on Kubernetes: readiness
+ * on /readyz and liveness on /livez of the metrics listener. The bad release's readiness probe is a TCP
+ * check of the client port (as many charts have it): its member passes it while it is out of the
+ * quorum, so the StatefulSet controller alone goes on to the next member.
+ */
+export function container(l: Layout, release: Release) {
+  return {
+    name: 'etcd',
+    image: release.image,
+    imagePullPolicy: 'Never',
+    args: args(l, release),
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
+    ports: [
+      { name: 'client', containerPort: CLIENT_PORT },
+      { name: 'peer', containerPort: PEER_PORT },
+      { name: 'metrics', containerPort: METRICS_PORT },
+    ],
+    readinessProbe: release.kind === 'bad'
+      ? { tcpSocket: { port: CLIENT_PORT }, periodSeconds: 2, failureThreshold: 3 }
+      : { httpGet: { path: '/readyz', port: METRICS_PORT }, periodSeconds: 2, failureThreshold: 3 },
+    livenessProbe: { httpGet: { path: '/livez', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 5, failureThreshold: 6 },
+    volumeMounts: [{ name: 'data', mountPath: '/var/lib/etcd' }],
+  };
+}
+
+/** statefulSets are the layout's StatefulSets on `release`, opted in (ours) or left to the StatefulSet controller (plain). */
+export function statefulSets(l: Layout, release: Release, system: System) {
+  return l.sets.map((s, i) => ({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: {
+      name: s.name,
+      namespace: l.namespace,
+      annotations: system === 'ours' ? { ...gateAnnotations(), ...(l.sets.length > 1 ? { 'phased-rollout.io/group': APP, 'phased-rollout.io/group-order': String(i) } : {}) } : {},
+    },
+    spec: {
+      replicas: s.replicas,
+      serviceName: SERVICE,
+      // Members start together: with OrderedReady the first would wait for readiness, which needs a quorum.
+      // Updates still replace one pod at a time.
+      podManagementPolicy: 'Parallel',
+      selector: { matchLabels: { app: APP, member: s.name } },
+      template: {
+        metadata: { labels: { app: APP, member: s.name } },
+        spec: {
+          // The real node: its label chosen, its taint tolerated (hack/real-node.sh).
+          nodeSelector: { 'phased-rollout.io/real-node': 'true' },
+          tolerations: [{ key: 'phased-rollout.io/real-node', operator: 'Exists', effect: 'NoSchedule' }],
+          terminationGracePeriodSeconds: 10,
+          containers: [container(l, release)],
+        },
+      },
+      volumeClaimTemplates: [{
+        metadata: { name: 'data' },
+        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'phased-rollout-hostpath', resources: { requests: { storage: '64Mi' } } },
+      }],
+    },
+  }));
+}

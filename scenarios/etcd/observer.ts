@@ -1,0 +1,156 @@
+// What the scenarios watch while they run, every 250 ms: the members' pods as the API reports them (how
+// many are down at once, how many run the new release at once), the Prometheus targets of the members
+// (file_sd: the harness's Prometheus is Debian's build, which has no kubernetes_sd), and the gate's
+// queries as Prometheus answers them (the safety checker's gate history).
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { GateChange } from '../../test/support/safety-checker.js';
+import type { Cluster } from './cluster.js';
+import { APP, METRICS_PORT } from './manifest.js';
+
+/** Member is one member's pod as last seen. */
+export interface Member {
+  name: string;
+  ip?: string;
+  ready: boolean;
+  deleting: boolean;
+  /** The etcd container's image and flags, to tell which release it runs. */
+  image?: string;
+  args?: string[];
+  restarts: number;
+}
+
+/** memberOf reads what the scenarios need of a pod. */
+export function memberOf(p: V1Pod): Member {
+  const c = p.spec?.containers.find((x) => x.name === 'etcd');
+  return {
+    name: p.metadata?.name ?? '',
+    ...(p.status?.podIP ? { ip: p.status.podIP } : {}),
+    ready: p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') ?? false,
+    deleting: p.metadata?.deletionTimestamp !== undefined,
+    ...(c?.image ? { image: c.image } : {}),
+    ...(c?.args ? { args: c.args } : {}),
+    restarts: p.status?.containerStatuses?.find((x) => x.name === 'etcd')?.restartCount ?? 0,
+  };
+}
+
+/** down counts the members that are missing, not ready or being deleted. */
+export function down(names: readonly string[], seen: ReadonlyMap<string, Member>): number {
+  return names.filter((n) => {
+    const m = seen.get(n);
+    return !m || !m.ready || m.deleting;
+  }).length;
+}
+
+/** runs: the member runs the release whose container is `want` (same image and flags). */
+export const runs = (m: Member | undefined, want: { image: string; args: string[] }) =>
+  m !== undefined && m.image === want.image && JSON.stringify(m.args ?? []) === JSON.stringify(want.args);
+
+/** targets is the file_sd content for the members with an address. */
+export function targets(namespace: string, seen: ReadonlyMap<string, Member>): unknown[] {
+  return [...seen.values()].filter((m) => m.ip && !m.deleting).sort((a, b) => a.name.localeCompare(b.name)).map((m) => ({
+    targets: [`${m.ip}:${METRICS_PORT}`],
+    labels: { namespace, pod: m.name, app: APP, statefulset: m.name.replace(/-\d+$/, '') },
+  }));
+}
+
+/** Observer polls the members and keeps the targets file and the gate history. */
+export class Observer {
+  readonly seen = new Map<string, Member>();
+  /** The most members down at one time, and when that was first seen. */
+  maxDown = 0;
+  /** The most members on the `watchRelease` release at one time. */
+  maxOnWatched = 0;
+  readonly gateHistory: GateChange[] = [];
+  private watched: { image: string; args: string[] } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastTargets = '';
+  private busy = false;
+  private lastDown = '';
+  /** Called when the set of members down changes (comma-separated names, empty when none). */
+  onDownChange: ((names: string) => void) | undefined;
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly namespace: string,
+    private readonly names: string[],
+    private readonly targetsFile: string,
+    /** The gate's queries (filled in) by name, polled for the gate history. */
+    private readonly queries: Record<string, string> = {},
+  ) {}
+
+  /** start polls every 250 ms until stop. */
+  start(): void {
+    const tick = async () => {
+      if (!this.busy) {
+        this.busy = true;
+        await this.poll().catch(() => undefined).finally(() => (this.busy = false));
+      }
+      if (this.timer) this.timer = setTimeout(() => void tick(), 250);
+    };
+    this.timer = setTimeout(() => void tick(), 0);
+  }
+
+  /** stop ends the polling and removes the targets file. */
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    rmSync(this.targetsFile, { force: true });
+  }
+
+  /** watchRelease counts, from now on, how many members run this container at once. */
+  watchRelease(c: { image: string; args: string[] }): void {
+    this.watched = c;
+    this.maxOnWatched = 0;
+  }
+
+  /** onRelease is how many members run this container now. */
+  onRelease(c: { image: string; args: string[] }): number {
+    return this.names.filter((n) => runs(this.seen.get(n), c)).length;
+  }
+
+  /** downNow is how many members are down now. */
+  downNow(): number {
+    return down(this.names, this.seen);
+  }
+
+  /** poll reads the pods once (and the gate's queries); exported for the scenarios' first look. */
+  async poll(): Promise<void> {
+    const list = await this.cluster.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${APP}` });
+    this.seen.clear();
+    for (const p of list.items) {
+      const m = memberOf(p);
+      // A pod being replaced and its successor share a name; the live one wins.
+      if (!this.seen.has(m.name) || this.seen.get(m.name)?.deleting) this.seen.set(m.name, m);
+    }
+    this.maxDown = Math.max(this.maxDown, this.downNow());
+    const downNames = this.names.filter((n) => down([n], this.seen) === 1).join(',');
+    if (downNames !== this.lastDown) {
+      this.onDownChange?.(downNames);
+      this.lastDown = downNames;
+    }
+    if (this.watched) this.maxOnWatched = Math.max(this.maxOnWatched, this.onRelease(this.watched));
+    const t = JSON.stringify(targets(this.namespace, this.seen));
+    if (t !== this.lastTargets) {
+      // Whole or not at all: Prometheus may read the file at any moment.
+      writeFileSync(`${this.targetsFile}.tmp`, t);
+      renameSync(`${this.targetsFile}.tmp`, this.targetsFile);
+      this.lastTargets = t;
+    }
+    await this.pollGate();
+  }
+
+  private async pollGate(): Promise<void> {
+    const url = this.cluster.env.PROMETHEUS_URL;
+    for (const [name, q] of Object.entries(this.queries)) {
+      const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(2000) })
+        .then((x) => x.json() as Promise<{ data?: { result?: { value?: [number, string] }[] } }>)
+        .catch(() => undefined);
+      if (!r) continue;
+      const pass = (r.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
+      const value = pass ? '1' : '0';
+      const last = [...this.gateHistory].reverse().find((c) => c.name === name);
+      if (last?.value !== value) this.gateHistory.push({ at: new Date().toISOString(), name, value });
+    }
+  }
+}

@@ -10,7 +10,7 @@ import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
 import { unmet } from './expectations.js';
 import { resultLine } from './results.js';
-import { badRelease, layoutOf, SCENARIOS, Stage, upgrade, zonesScenario, type Context, type Outcome, type ScenarioName } from './scenarios.js';
+import { badRelease, demo, layoutOf, SCENARIOS, Stage, upgrade, zonesScenario, type Context, type Outcome, type ScenarioName } from './scenarios.js';
 
 const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
   const name = positionals[0] as ScenarioName;
   const system = values.system;
   const rate = Number(values.rate);
-  if (!SCENARIOS.includes(name) || (system !== 'ours' && system !== 'plain') || !(rate > 0 && rate <= 500)) {
+  if (!SCENARIOS.includes(name) || (system !== 'ours' && system !== 'plain') || (name === 'demo' && system !== 'ours') || !(rate > 0 && rate <= 500)) {
     process.stderr.write(`usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain] [--rate 1..500] [--keep]\n`);
     return 2;
   }
@@ -51,7 +51,7 @@ async function main(): Promise<number> {
   const stage = new Stage(ctx, layoutOf(name, namespace));
   let outcome: Outcome;
   try {
-    outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : await controllerKill(stage);
+    outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
   } finally {
     await stage.close(values.keep);
   }

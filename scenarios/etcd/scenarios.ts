@@ -3,6 +3,7 @@
 //   bad-release    a release whose member passes its readiness probe but is not in the quorum
 //   zones          three one-member StatefulSets in one rollout group; etcd-b's container killed mid-way
 //   controller-kill  (controller-kill.ts) the leading controller pod deleted at every step
+//   demo           npm run demo -- --real: a good upgrade, then the bad release rolled back
 // Each returns the writer's summary and what the observer saw; main.ts prints the RESULT line.
 import { Resolver } from 'node:dns/promises';
 import { resolve } from 'node:path';
@@ -16,7 +17,7 @@ import { summarize, type Summary } from './results.js';
 import { readBack, Writer } from './writer.js';
 
 /** Scenario names, as `npm run scenario:etcd -- <name>` takes them. */
-export const SCENARIOS = ['upgrade', 'bad-release', 'zones', 'controller-kill'] as const;
+export const SCENARIOS = ['upgrade', 'bad-release', 'zones', 'controller-kill', 'demo'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Context is what a scenario runs with. */
@@ -68,6 +69,7 @@ export class Stage {
   private readonly cache = new Map<string, { at: number; ips: string[] }>();
   readonly mark: AuditMark;
   private ticker: NodeJS.Timeout | undefined;
+  private readonly lastStatus = new Map<string, string>();
 
   constructor(readonly ctx: Context, readonly layout: Layout) {
     this.names = members(layout);
@@ -150,11 +152,17 @@ export class Stage {
     return { image: c.image, args: c.args };
   }
 
-  /** status reads the controller's status annotation of each StatefulSet. */
+  /** statuses reads the controller's status annotation of each StatefulSet, and says when one changed. */
   async statuses(): Promise<({ phase?: string } | null)[]> {
     return Promise.all(this.layout.sets.map(async (s) => {
       const o = await this.ctx.cluster.getJson(['statefulset', s.name, '-n', this.layout.namespace]);
-      return JSON.parse(o.metadata.annotations?.['phased-rollout.io/status'] ?? 'null') as { phase?: string } | null;
+      const raw = o.metadata.annotations?.['phased-rollout.io/status'] as string | undefined;
+      const st = JSON.parse(raw ?? 'null') as { phase?: string; partition?: number; replicas?: number; message?: string } | null;
+      if (st && raw !== this.lastStatus.get(s.name)) {
+        this.ctx.say(`${s.name}: ${st.phase} partition ${st.partition}/${st.replicas}: ${st.message ?? ''}`);
+        this.lastStatus.set(s.name, raw ?? '');
+      }
+      return st;
     }));
   }
 
@@ -238,6 +246,26 @@ export async function badRelease(stage: Stage): Promise<Outcome> {
     await sleep(10_000);
   }
   return stage.finish(bad(ctx), 10_000, { max_on_new: stage.observer.maxOnWatched, rolled_s: Math.round((Date.now() - t0) / 1000) });
+}
+
+/**
+ * demo (npm run demo -- --real): the demo's story on etcd. A good upgrade 3.6 -> 3.7 to Completed, then
+ * the bad release on top of it, rolled back; the writer's counters every second throughout.
+ */
+export async function demo(stage: Stage): Promise<Outcome> {
+  const { ctx } = stage;
+  const to = good(ctx, 'to');
+  const broken: Release = { kind: 'bad', image: ctx.images.to };
+  await stage.create(good(ctx, 'from'));
+  stage.startWriting();
+  await sleep(5000);
+  await stage.roll(to);
+  await until('the upgrade to complete', 12 * MINUTES, async () => (await stage.statuses()).every((s) => s?.phase === 'Completed') && stage.observer.onRelease(stage.containerOf(to)) === stage.names.length);
+  ctx.say('release 2 (good) Completed; now the bad release');
+  await stage.roll(broken);
+  await until('the rollback of the bad release', 12 * MINUTES, async () => (await stage.statuses()).every((s) => s?.phase === 'RolledBack') && stage.observer.onRelease(stage.containerOf(to)) === stage.names.length && stage.observer.downNow() === 0);
+  await until('three members with a leader again', 3 * MINUTES, () => stage.gatePassing('phased-rollout.io/query'));
+  return stage.finish(to, 5000, { max_on_bad: stage.observer.maxOnWatched });
 }
 
 /** KILLS is how many times in a row etcd-b's container is stopped: kubelet's restart back-off (none,

@@ -132,11 +132,27 @@ export class Stage {
     this.observer.onDownChange = (names) => this.ctx.say(names ? `members down: ${names}` : 'every member ready');
     if (this.ctx.onTick) {
       const tick = this.ctx.onTick;
+      let n = 0;
       this.ticker = setInterval(() => {
         const c = this.writer?.live();
-        if (c) tick(`writes: acked ${c.acked}, failed ${c.failed}, in flight ${c.inFlight}; members down ${this.observer.downNow()}`);
+        if (c) tick(`writes: acked ${c.acked}, failed ${c.failed}, lost ${this.lostSoFar}, in flight ${c.inFlight}; members down ${this.observer.downNow()}`);
+        // Every 5 s, what the cluster holds now of the acknowledged writes.
+        if (++n % 5 === 0 && !this.checking) void this.checkLost();
       }, 1000);
     }
+  }
+
+  /** lostSoFar: acknowledged writes the last live check could not read back ('?' while none answered). */
+  private lostSoFar: number | '?' = 0;
+  private checking = false;
+
+  /** checkLost reads the keys back (one quick try) and counts the acknowledged writes missing. */
+  private async checkLost(): Promise<void> {
+    this.checking = true;
+    const asOf = Date.now();
+    const stored = await readBack(this.endpoints, `/scenario/${this.layout.namespace}`, 2000).catch(() => undefined);
+    this.lostSoFar = stored ? (this.writer?.records ?? []).filter((r) => r.ackAt !== undefined && r.ackAt < asOf && stored.get(r.key) !== r.value).length : '?';
+    this.checking = false;
   }
 
   /** roll applies the StatefulSets on another release (kubectl apply, as a user or GitOps would). */

@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { run } from './run.js';
 import { seconds, stepsOf, timeline, type DemoEvent } from './timeline.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -29,32 +30,6 @@ const started = Date.now();
 const say = (s: string) => process.stdout.write(`\n==> [${((Date.now() - started) / 1000).toFixed(1)} s] ${s}\n`);
 const note = (s: string) => process.stdout.write(`    ${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** run runs a command to completion (bounded), capturing its output; `echo` passes stderr lines through. */
-function run(cmd: string, args: string[], o: { env?: Record<string, string>; stdin?: string; echo?: boolean; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((res) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGTERM'), o.timeoutMs ?? 120_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      if (o.echo) process.stderr.write(d);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code: code ?? 1, stdout, stderr });
-    });
-    child.stdin.end(o.stdin ?? '');
-  });
-}
 
 /** env reads the harness's .demo/env (shell assignments with single-quoted values). */
 function readEnv(): Record<string, string> {

@@ -1,9 +1,11 @@
 // The scenarios' side of the test environment (hack/e2e-up.sh): its .e2e/env, kubectl as a user runs
 // it, crictl on the real node, and the API for the pod watch.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { run } from '../../demo/run.js';
+
+export { run };
 
 /** ROOT is the repository root (this file runs from dist/scenarios/etcd). */
 export const ROOT = resolve(import.meta.dirname, '..', '..', '..');
@@ -15,30 +17,6 @@ export type Env = Record<string, string>;
 export function readEnv(dir: string): Env {
   const text = readFileSync(resolve(dir, 'env'), 'utf8');
   return Object.fromEntries([...text.matchAll(/^([A-Z0-9_]+)='(.*)'$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
-}
-
-/** Run is a finished command. */
-export interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** run runs a command to completion, bounded by `timeoutMs`. */
-export function run(cmd: string, args: string[], o: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {}): Promise<Run> {
-  return new Promise((res) => {
-    const child = spawn(cmd, args, { env: { ...process.env, ...o.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGTERM'), o.timeoutMs ?? 120_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      res({ code: code ?? 1, stdout, stderr });
-    });
-    child.stdin.end(o.stdin ?? '');
-  });
 }
 
 /** Cluster is kubectl, crictl and the API of one environment. */

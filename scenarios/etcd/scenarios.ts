@@ -155,6 +155,22 @@ export class Stage {
     this.checking = false;
   }
 
+  /** begin creates the cluster on `release`, starts the writer and lets it write for 5 s before anything rolls. */
+  async begin(release: Release): Promise<void> {
+    await this.create(release);
+    this.startWriting();
+    await sleep(5000);
+  }
+
+  /** rolledOut waits until every member runs `release` and is ready (and, for ours, every StatefulSet says Completed). */
+  async rolledOut(release: Release): Promise<void> {
+    const target = this.containerOf(release);
+    await until('every member on the new release and ready', 12 * MINUTES, async () => {
+      if (this.observer.onRelease(target) !== this.names.length || this.observer.downNow() !== 0) return false;
+      return this.ctx.system === 'plain' || (await this.statuses()).every((s) => s?.phase === 'Completed');
+    });
+  }
+
   /** roll applies the StatefulSets on another release (kubectl apply, as a user or GitOps would). */
   async roll(release: Release): Promise<void> {
     this.observer.watchRelease(this.containerOf(release));
@@ -224,16 +240,10 @@ const bad = (ctx: Context): Release => ({ kind: 'bad', image: ctx.images.from })
 /** upgrade: the cluster from the old release line to the new one, every member. */
 export async function upgrade(stage: Stage): Promise<Outcome> {
   const { ctx } = stage;
-  await stage.create(good(ctx, 'from'));
-  stage.startWriting();
-  await sleep(5000);
+  await stage.begin(good(ctx, 'from'));
   const t0 = Date.now();
   await stage.roll(good(ctx, 'to'));
-  const target = stage.containerOf(good(ctx, 'to'));
-  await until('every member on the new release and ready', 12 * MINUTES, async () => {
-    if (stage.observer.onRelease(target) !== stage.names.length || stage.observer.downNow() !== 0) return false;
-    return ctx.system === 'plain' || (await stage.statuses()).every((s) => s?.phase === 'Completed');
-  });
+  await stage.rolledOut(good(ctx, 'to'));
   ctx.say(`rolled in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return stage.finish(good(ctx, 'to'), 10_000, { rolled_s: Math.round((Date.now() - t0) / 1000) });
 }
@@ -244,9 +254,7 @@ export async function upgrade(stage: Stage): Promise<Outcome> {
  */
 export async function badRelease(stage: Stage): Promise<Outcome> {
   const { ctx } = stage;
-  await stage.create(good(ctx, 'from'));
-  stage.startWriting();
-  await sleep(5000);
+  await stage.begin(good(ctx, 'from'));
   const t0 = Date.now();
   await stage.roll(bad(ctx));
   const target = stage.containerOf(bad(ctx));
@@ -272,11 +280,9 @@ export async function demo(stage: Stage): Promise<Outcome> {
   const { ctx } = stage;
   const to = good(ctx, 'to');
   const broken: Release = { kind: 'bad', image: ctx.images.to };
-  await stage.create(good(ctx, 'from'));
-  stage.startWriting();
-  await sleep(5000);
+  await stage.begin(good(ctx, 'from'));
   await stage.roll(to);
-  await until('the upgrade to complete', 12 * MINUTES, async () => (await stage.statuses()).every((s) => s?.phase === 'Completed') && stage.observer.onRelease(stage.containerOf(to)) === stage.names.length);
+  await stage.rolledOut(to);
   ctx.say('release 2 (good) Completed; now the bad release');
   await stage.roll(broken);
   await until('the rollback of the bad release', 12 * MINUTES, async () => (await stage.statuses()).every((s) => s?.phase === 'RolledBack') && stage.observer.onRelease(stage.containerOf(to)) === stage.names.length && stage.observer.downNow() === 0);
@@ -297,12 +303,9 @@ const KILLS = 3;
 export async function zonesScenario(stage: Stage): Promise<Outcome> {
   const { ctx } = stage;
   const ns = stage.layout.namespace;
-  await stage.create(good(ctx, 'from'));
-  stage.startWriting();
-  await sleep(5000);
+  await stage.begin(good(ctx, 'from'));
   const t0 = Date.now();
   await stage.roll(good(ctx, 'to'));
-  const target = stage.containerOf(good(ctx, 'to'));
   const b = stage.observer;
   const ready = (n: string) => b.seen.get(n)?.ready === true && !b.seen.get(n)?.deleting;
   const killedAt = Date.now();
@@ -320,10 +323,7 @@ export async function zonesScenario(stage: Stage): Promise<Outcome> {
   await until('etcd-b restarted and ready again', 4 * MINUTES, () => ready('etcd-b-0'));
   const backAt = Date.now();
   ctx.say(`etcd-b back and ready after ${((backAt - killedAt) / 1000).toFixed(1)} s`);
-  await until('every member on the new release and ready', 12 * MINUTES, async () => {
-    if (b.onRelease(target) !== stage.names.length || b.downNow() !== 0) return false;
-    return ctx.system === 'plain' || (await stage.statuses()).every((s) => s?.phase === 'Completed');
-  });
+  await stage.rolledOut(good(ctx, 'to'));
   // Partition steps of any member while etcd-b was down (from the audit log): ours holds them all.
   const stepsWhileDown = readAudit<AuditEvent>(ctx.cluster.env.AUDIT_LOG ?? '', stage.mark, inNamespace(ns)).filter((e) => {
     const at = Date.parse(e.stageTimestamp);

@@ -1,15 +1,19 @@
 #!/usr/bin/env node
-// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill> [--system ours|plain] [--rate N] [--keep]
+// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo> [--system ours|plain|grafana] [--rate N] [--keep]
 // A real 3-member etcd cluster on the test environment's real node, rolled under a steady write load, by
-// phased-rollout (ours) or by the StatefulSet controller alone (plain). hack/scenario-etcd.sh brings the
+// phased-rollout (ours), by the StatefulSet controller alone (plain), or by grafana/rollout-operator built
+// from its source snapshot (grafana; upgrade, bad-release and zones). hack/scenario-etcd.sh brings the
 // environment up and the etcd images in first. The last line is the RESULT; the line before says what
 // else was seen (DETAIL). With ours, a missed expectation (expectations.ts) is printed and the exit code
 // is 1.
+import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from '../../bench/peer-systems.js';
 import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
 import { unmet } from './expectations.js';
 import { resultLine } from './results.js';
+import type { System } from './manifest.js';
 import { badRelease, demo, layoutOf, SCENARIOS, Stage, upgrade, zonesScenario, type Context, type Outcome, type ScenarioName } from './scenarios.js';
 
 const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
@@ -20,10 +24,12 @@ async function main(): Promise<number> {
     options: { system: { type: 'string', default: 'ours' }, rate: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false }, 'e2e-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
   });
   const name = positionals[0] as ScenarioName;
-  const system = values.system;
+  const system = values.system as System;
   const rate = Number(values.rate);
-  if (!SCENARIOS.includes(name) || (system !== 'ours' && system !== 'plain') || (name === 'demo' && system !== 'ours') || !(rate > 0 && rate <= 500)) {
-    process.stderr.write(`usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain] [--rate 1..500] [--keep]\n`);
+  const systems: Record<ScenarioName, string[]> = { upgrade: ['ours', 'plain', 'grafana'], 'bad-release': ['ours', 'plain', 'grafana'], zones: ['ours', 'plain', 'grafana'], 'controller-kill': ['ours', 'plain'], demo: ['ours'] };
+  if (!SCENARIOS.includes(name) || !systems[name].includes(system) || !(rate > 0 && rate <= 500)) {
+    process.stderr.write(`usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain|grafana] [--rate 1..500] [--keep]\n`);
+    process.stderr.write(`  systems: ${Object.entries(systems).map(([n, s]) => `${n}: ${s.join(', ')}`).join('; ')}\n`);
     return 2;
   }
   const env = readEnv(values['e2e-dir'] ?? process.env.PHASED_ROLLOUT_E2E_DIR ?? '.e2e');
@@ -47,14 +53,25 @@ async function main(): Promise<number> {
     say: (s) => process.stdout.write(`${stamp()} ${s}\n`),
     ...(values.quiet ? {} : { onTick: (s: string) => process.stdout.write(`${stamp()}   ${s}\n`) }),
   };
-  const namespace = `etcd-${name}-${system}-${Date.now().toString(36)}`;
+  // The peer: built from its snapshot (cached), its namespace and RBAC set up, run as a local process
+  // watching that namespace (bench/peer-systems.ts, as bench:peers runs it).
+  let peer: ChildProcess | undefined;
+  let namespace = `etcd-${name}-${system}-${Date.now().toString(36)}`;
+  if (system === 'grafana') {
+    const { peers, commits } = preparePeers(requirePeerSnapshots(undefined));
+    namespace = setUp('ro-5s', `etcd-${name}-grafana`, peers);
+    peer = await startPeer('ro-5s', namespace, peers);
+    ctx.say(`grafana/rollout-operator ${commits['rollout-operator']} watching ${namespace} (-reconcile.interval 5s)`);
+  }
   const stage = new Stage(ctx, layoutOf(name, namespace));
   let outcome: Outcome;
   try {
     outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
   } finally {
     await stage.close(values.keep);
+    await stopPeer(peer);
   }
+  if (peerDied()) throw new Error(peerDied());
   const s = outcome.summary;
   const violations = outcome.safety?.violations.map((v) => `${v.statefulset}: ${v.why}`) ?? [];
   const details = { ...outcome.details, ...(outcome.safety ? { gated_steps: outcome.safety.gatedSteps, safety_violations: violations.length } : {}) };

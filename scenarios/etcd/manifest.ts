@@ -11,8 +11,12 @@ import { gateAnnotations } from './gate.js';
 /** Release is what a scenario applies: an etcd version, or the bad release. */
 export type Release = { kind: 'good'; image: string } | { kind: 'bad'; image: string };
 
-/** System is who rolls the template: phased-rollout (opted in) or the StatefulSet controller alone. */
-export type System = 'ours' | 'plain';
+/**
+ * System is who rolls the template: phased-rollout (opted in), the StatefulSet controller alone, or
+ * grafana/rollout-operator (the peer: OnDelete StatefulSets in a `rollout-group`, pods deleted by it
+ * one at a time while every pod of the group is ready; readiness only, no health gate).
+ */
+export type System = 'ours' | 'plain' | 'grafana';
 
 /** Layout: one StatefulSet of three, or three StatefulSets of one (zones a, b, c). */
 export interface Layout {
@@ -125,16 +129,20 @@ export function statefulSets(l: Layout, release: Release, system: System) {
       name: s.name,
       namespace: l.namespace,
       annotations: system === 'ours' ? { ...gateAnnotations(), ...(l.sets.length > 1 ? { 'phased-rollout.io/group': APP, 'phased-rollout.io/group-order': String(i) } : {}) } : {},
+      // rollout-operator finds its StatefulSets by this label (the group: one per etcd cluster).
+      ...(system === 'grafana' ? { labels: { 'rollout-group': APP } } : {}),
     },
     spec: {
       replicas: s.replicas,
+      ...(system === 'grafana' ? { updateStrategy: { type: 'OnDelete' } } : {}),
       serviceName: SERVICE,
       // Members start together: with OrderedReady the first would wait for readiness, which needs a quorum.
       // Updates still replace one pod at a time.
       podManagementPolicy: 'Parallel',
       selector: { matchLabels: { app: APP, member: s.name } },
       template: {
-        metadata: { labels: { app: APP, member: s.name } },
+        // rollout-operator finds a StatefulSet's pods by their `name` label.
+        metadata: { labels: { app: APP, member: s.name, ...(system === 'grafana' ? { name: s.name } : {}) } },
         spec: {
           // The real node: its label chosen, its taint tolerated (hack/real-node.sh).
           nodeSelector: { 'phased-rollout.io/real-node': 'true' },

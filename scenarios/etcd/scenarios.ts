@@ -97,9 +97,11 @@ export class Stage {
   /** create makes the namespace, the Service and the StatefulSets on `release`, and waits for a healthy cluster. */
   async create(release: Release): Promise<void> {
     const { cluster, say } = this.ctx;
-    await cluster.kubectl(['create', 'namespace', this.layout.namespace]);
+    // Applied, not created: the peer's set-up (grafana) makes the namespace first, with its RBAC.
+    await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.layout.namespace } }]);
     this.observer.start();
-    say(`${this.names.length} etcd members (${release.image}) in namespace ${this.layout.namespace}, ${this.ctx.system === 'ours' ? 'opted in to phased-rollout with the etcd gate' : 'RollingUpdate, no phased-rollout'}`);
+    const who = { ours: 'opted in to phased-rollout with the etcd gate', plain: 'RollingUpdate, no phased-rollout', grafana: 'OnDelete, rolled by grafana/rollout-operator' }[this.ctx.system];
+    say(`${this.names.length} etcd members (${release.image}) in namespace ${this.layout.namespace}, ${who}`);
     await cluster.apply([service(this.layout), ...statefulSets(this.layout, release, this.ctx.system)]);
     await until('every member ready', 4 * MINUTES, () => this.observer.downNow() === 0);
     await until('a first write', 2 * MINUTES, async () => (await this.probeWrite()) === undefined);
@@ -167,7 +169,7 @@ export class Stage {
     const target = this.containerOf(release);
     await until('every member on the new release and ready', 12 * MINUTES, async () => {
       if (this.observer.onRelease(target) !== this.names.length || this.observer.downNow() !== 0) return false;
-      return this.ctx.system === 'plain' || (await this.statuses()).every((s) => s?.phase === 'Completed');
+      return this.ctx.system !== 'ours' || (await this.statuses()).every((s) => s?.phase === 'Completed');
     });
   }
 
@@ -233,6 +235,9 @@ export class Stage {
     if (!keep) await this.ctx.cluster.kubectl(['delete', 'namespace', this.layout.namespace, '--wait=false', '--ignore-not-found']).catch(() => '');
   }
 }
+
+/** ROLLOUT_OPERATOR is the peer's user (bench/peer-systems.ts runs it under this ServiceAccount). */
+const ROLLOUT_OPERATOR = 'system:serviceaccount:peers:rollout-operator';
 
 const good = (ctx: Context, which: 'from' | 'to'): Release => ({ kind: 'good', image: ctx.images[which] });
 const bad = (ctx: Context): Release => ({ kind: 'bad', image: ctx.images.from });
@@ -324,11 +329,15 @@ export async function zonesScenario(stage: Stage): Promise<Outcome> {
   const backAt = Date.now();
   ctx.say(`etcd-b back and ready after ${((backAt - killedAt) / 1000).toFixed(1)} s`);
   await stage.rolledOut(good(ctx, 'to'));
-  // Partition steps of any member while etcd-b was down (from the audit log): ours holds them all.
+  // Steps of any member while etcd-b was down, from the audit log: ours lowers a partition, rollout-operator
+  // deletes a pod. Both must hold them all.
   const stepsWhileDown = readAudit<AuditEvent>(ctx.cluster.env.AUDIT_LOG ?? '', stage.mark, inNamespace(ns)).filter((e) => {
     const at = Date.parse(e.stageTimestamp);
-    return e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource && at > killedAt && at < backAt
+    if (at <= killedAt || at >= backAt) return false;
+    const partition = e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource
       && Array.isArray(e.requestObject) && (e.requestObject as { path?: string }[]).some((op) => op.path === '/spec/updateStrategy/rollingUpdate/partition');
+    const deletion = e.verb === 'delete' && e.objectRef?.resource === 'pods' && e.user.username === ROLLOUT_OPERATOR;
+    return partition || deletion;
   }).length;
   return stage.finish(good(ctx, 'to'), 10_000, { b_down_s: ((backAt - killedAt) / 1000).toFixed(1), steps_while_b_down: stepsWhileDown, rolled_s: Math.round((Date.now() - t0) / 1000) });
 }

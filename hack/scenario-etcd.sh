@@ -18,5 +18,6 @@ images=$(bash hack/node/images.sh etcd)
 pick() { echo "$images" | sed -n "s|^etcd_${1//./_}=||p"; }
 export ETCD_IMAGE_FROM ETCD_IMAGE_TO
 ETCD_IMAGE_FROM=$(pick "$ETCD_WORKLOAD_FROM"); ETCD_IMAGE_TO=$(pick "$ETCD_WORKLOAD_TO")
+[ -n "$ETCD_IMAGE_FROM" ] && [ -n "$ETCD_IMAGE_TO" ] || { echo "[scenario] hack/node/images.sh etcd named no image for $ETCD_WORKLOAD_FROM or $ETCD_WORKLOAD_TO; it printed: $images" >&2; exit 1; }
 node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$(command -v node)
 exec "$node" dist/scenarios/etcd/main.js "$@"

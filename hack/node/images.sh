@@ -108,9 +108,10 @@ etcd() {
   local v=$1 bin=$cache/bin/etcd-image-$1
   if [ ! -x "$bin/etcd" ] || [ ! -x "$bin/etcdctl" ]; then
     local w; w=$(mktemp -d)
-    (cd "$w" && go mod init phased-rollout.local/etcd-image >/dev/null 2>&1 \
+    (cd "$w" && go mod init phased-rollout.local/etcd-image 2>/dev/null \
       && { go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v" >/dev/null 2>&1 || go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v"; } \
-      && mkdir -p "$w/out" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$w/out/" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3) >&2
+      && mkdir -p "$w/out" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$w/out/" go.etcd.io/etcd/server/v3 go.etcd.io/etcd/etcdctl/v3) >&2 \
+      || { nlog "building etcd $v from the Go module proxy failed (see above)"; rm -rf "$w"; return 1; }
     mkdir -p "$bin"
     mv "$w/out/server" "$bin/etcd"; mv "$w/out/etcdctl" "$bin/etcdctl"
     rm -rf "$w"

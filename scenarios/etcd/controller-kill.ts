@@ -8,6 +8,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
+import { onAbort } from './cleanup.js';
 import { ROOT, run } from './cluster.js';
 import { upgrade, type Outcome, type Stage } from './scenarios.js';
 
@@ -45,16 +46,32 @@ export async function controllerKill(stage: Stage): Promise<Outcome> {
   const cm = await run('bash', [resolve(ROOT, 'hack', 'cert-manager-up.sh')], { env: { PHASED_ROLLOUT_E2E_DIR: env.E2E_DIR ?? '' }, timeoutMs: 300_000 });
   if (cm.code !== 0) throw new Error(`cert-manager-up: ${cm.stderr.trim()}`);
   const saved = await cluster.kubectl(['get', 'mutatingwebhookconfiguration', 'phased-rollout', '-o', 'json', '--ignore-not-found']);
-  let installed = false;
+  // Put back what the run changed, whatever happened: the chart's release (also a failed one: its
+  // registration fails closed), the environment's registration and controller. Every step is tried; the
+  // failures are reported together.
+  const restore = async () => {
+    const failed: string[] = [];
+    const h = await run(env.HELM ?? 'helm', ['uninstall', RELEASE, '-n', RELEASE_NS, '--ignore-not-found', '--wait', '--timeout', '120s'], { env: helmEnv, timeoutMs: 180_000 });
+    if (h.code !== 0) failed.push(`helm uninstall: ${h.stderr.trim()}`);
+    await cluster.kubectl(['delete', 'namespace', RELEASE_NS, '--wait=false', '--ignore-not-found']).catch((e: Error) => failed.push(e.message));
+    if (saved.trim()) {
+      const { metadata, ...rest } = JSON.parse(saved) as { metadata: { name: string; labels?: Record<string, string> } };
+      await cluster.kubectl(['apply', '-f', '-'], { ...rest, metadata: { name: metadata.name, labels: metadata.labels } }).catch((e: Error) => failed.push(e.message));
+    }
+    const c = await proc('start', 'controller');
+    if (c.code !== 0) failed.push(`starting the environment's controller: ${c.stderr.trim()}`);
+    if (failed.length > 0) throw new Error(`putting the environment back failed: ${failed.join('; ')}`);
+  };
+  const unregister = onAbort(restore);
   try {
     await cluster.kubectl(['delete', 'mutatingwebhookconfiguration', 'phased-rollout', '--ignore-not-found']);
-    await proc('stop', 'controller');
+    const stop = await proc('stop', 'controller');
+    if (stop.code !== 0) throw new Error(`stopping the environment's controller: ${stop.stderr.trim()}`);
     const values = resolve(mkdtempSync(resolve(tmpdir(), 'pr-etcd-')), 'values.json');
     writeFileSync(values, JSON.stringify(chartValues(env)));
     say(`helm install ${RELEASE} charts/phased-rollout (webhook and controller as pods, two of each)`);
     const h = await run(env.HELM ?? 'helm', ['install', RELEASE, resolve(ROOT, 'charts', 'phased-rollout'), '-n', RELEASE_NS, '--create-namespace', '-f', values, '--wait', '--timeout', '240s'], { env: helmEnv, timeoutMs: 300_000 });
     if (h.code !== 0) throw new Error(`helm install: ${h.stderr.trim()}`);
-    installed = true;
     ctx.controllerUser = `system:serviceaccount:${RELEASE_NS}:${CONTROLLER}`;
 
     // Every partition step of the StatefulSet: the lease holder's pod is deleted (graceful, as a node
@@ -84,12 +101,7 @@ export async function controllerKill(stage: Stage): Promise<Outcome> {
     out.details.controller_kills = kills;
     return out;
   } finally {
-    if (installed) await run(env.HELM ?? 'helm', ['uninstall', RELEASE, '-n', RELEASE_NS, '--wait', '--timeout', '120s'], { env: helmEnv, timeoutMs: 180_000 });
-    await cluster.kubectl(['delete', 'namespace', RELEASE_NS, '--wait=false', '--ignore-not-found']).catch(() => '');
-    if (saved.trim()) {
-      const { metadata, ...rest } = JSON.parse(saved) as { metadata: { name: string; labels?: Record<string, string> } };
-      await cluster.kubectl(['apply', '-f', '-'], { ...rest, metadata: { name: metadata.name, labels: metadata.labels } }).catch(() => '');
-    }
-    await proc('start', 'controller');
+    unregister();
+    await restore();
   }
 }

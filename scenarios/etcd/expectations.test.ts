@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { ELECTION_S, unmet, type Seen } from './expectations.js';
 
-const ok: Seen = { lost: 0, unavailableS: 1, onNew: 3, members: 3, details: { max_down: 1, max_on_new: 1, steps_while_b_down: 0 }, violations: [] };
+const ok: Seen = { lost: 0, unavailableS: 1, onNew: 3, members: 3, details: { max_down: 1, max_on_new: 1, steps_while_b_down: 0, controller_kills: 3 }, violations: [], gatedSteps: 3 };
+const bad: Seen = { ...ok, onNew: 0, gatedSteps: 1 };
 
 describe('unmet', () => {
   it.each([
@@ -10,13 +11,16 @@ describe('unmet', () => {
     ['upgrade', { ...ok, onNew: 2 }, ['2/3 members on the new release (want all)']],
     ['upgrade', { ...ok, unavailableS: ELECTION_S + 0.5 }, [`no write acknowledged for ${(ELECTION_S + 0.5).toFixed(1)} s (want at most one election, ${ELECTION_S} s)`]],
     ['upgrade', { ...ok, violations: ['x lowered twice'] }, ['safety checker: x lowered twice']],
-    ['bad-release', { ...ok, onNew: 0 }, []],
-    ['bad-release', { ...ok, onNew: 0, details: { ...ok.details, max_on_new: 2 } }, ['2 members on the bad release at once (want at most 1)']],
-    ['bad-release', ok, ['3 members still on the bad release (want 0: rolled back)']],
+    ['upgrade', { ...ok, gatedSteps: 0 }, ['0 gated partition steps in the audit log (want 3)']],
+    ['bad-release', bad, []],
+    ['bad-release', { ...bad, details: { ...ok.details, max_on_new: 2 } }, ['2 members on the bad release at once (want at most 1)']],
+    ['bad-release', { ...bad, onNew: 3 }, ['3 members still on the bad release (want 0: rolled back)']],
+    ['bad-release', { ...bad, gatedSteps: 0 }, ['0 gated partition steps in the audit log (want 1)']],
     ['zones', ok, []],
     ['zones', { ...ok, details: { ...ok.details, max_down: 2 } }, ['2 members down at once (want at most 1)']],
     ['zones', { ...ok, details: { ...ok.details, steps_while_b_down: 1 } }, ['1 partition steps while etcd-b was down (want 0)']],
     ['zones', { ...ok, unavailableS: 30 }, []],
     ['controller-kill', { ...ok, onNew: 1 }, ['1/3 members on the new release (want all)']],
+    ['controller-kill', { ...ok, details: { ...ok.details, controller_kills: 0 } }, ['0 controller pods deleted (want one at each step)']],
   ])('%s %j', (scenario, seen, want) => expect(unmet(scenario, seen as Seen)).toEqual(want));
 });

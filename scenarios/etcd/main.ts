@@ -9,6 +9,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from '../../bench/peer-systems.js';
+import { abortAll, onAbort } from './cleanup.js';
 import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
 import { unmet } from './expectations.js';
@@ -64,10 +65,15 @@ async function main(): Promise<number> {
     ctx.say(`grafana/rollout-operator ${commits['rollout-operator']} watching ${namespace} (-reconcile.interval 5s)`);
   }
   const stage = new Stage(ctx, layoutOf(name, namespace));
+  const unregister = onAbort(async () => {
+    await stage.close(values.keep);
+    await stopPeer(peer);
+  });
   let outcome: Outcome;
   try {
     outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
   } finally {
+    unregister();
     await stage.close(values.keep);
     await stopPeer(peer);
   }
@@ -76,10 +82,18 @@ async function main(): Promise<number> {
   const violations = outcome.safety?.violations.map((v) => `${v.statefulset}: ${v.why}`) ?? [];
   const details = { ...outcome.details, ...(outcome.safety ? { gated_steps: outcome.safety.gatedSteps, safety_violations: violations.length } : {}) };
   process.stdout.write(`DETAIL ${Object.entries(details).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
-  const missed = system === 'ours' ? unmet(name, { lost: s.lost, unavailableS: s.unavailableS, onNew: outcome.onNew, members: outcome.members, details: outcome.details, violations }) : [];
+  const missed = system === 'ours' ? unmet(name, { lost: s.lost, unavailableS: s.unavailableS, onNew: outcome.onNew, members: outcome.members, details: outcome.details, violations, gatedSteps: outcome.safety?.gatedSteps ?? 0 }) : [];
   for (const m of missed) process.stdout.write(`UNMET ${m}\n`);
   process.stdout.write(`${resultLine(name, system, s, outcome.onNew, outcome.members)}\n`);
   return missed.length > 0 ? 1 : 0;
+}
+
+// Stopped by a signal: put back what the run changed, then exit as the signal would.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`scenario:etcd: ${signal}: cleaning up\n`);
+    void abortAll().finally(() => process.exit(code));
+  });
 }
 
 main().then((code) => process.exit(code), (e: Error) => {

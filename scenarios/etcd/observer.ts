@@ -66,6 +66,7 @@ export class Observer {
   private timer: NodeJS.Timeout | undefined;
   private lastTargets = '';
   private busy = false;
+  private stopped = false;
   private lastDown = '';
   /** Called when the set of members down changes (comma-separated names, empty when none). */
   onDownChange: ((names: string) => void) | undefined;
@@ -92,9 +93,12 @@ export class Observer {
   }
 
   /** stop ends the polling and removes the targets file. */
-  stop(): void {
+  async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    // A poll in flight may still write the file: wait for it, then remove it.
+    while (this.busy) await new Promise((r) => setTimeout(r, 50));
     rmSync(this.targetsFile, { force: true });
   }
 
@@ -131,7 +135,7 @@ export class Observer {
     }
     if (this.watched) this.maxOnWatched = Math.max(this.maxOnWatched, this.onRelease(this.watched));
     const t = JSON.stringify(targets(this.namespace, this.seen));
-    if (t !== this.lastTargets) {
+    if (t !== this.lastTargets && !this.stopped) {
       // Whole or not at all: Prometheus may read the file at any moment.
       writeFileSync(`${this.targetsFile}.tmp`, t);
       renameSync(`${this.targetsFile}.tmp`, this.targetsFile);
@@ -146,9 +150,9 @@ export class Observer {
       const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(2000) })
         .then((x) => x.json() as Promise<{ data?: { result?: { value?: [number, string] }[] } }>)
         .catch(() => undefined);
-      if (!r) continue;
-      const pass = (r.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
-      const value = pass ? '1' : '0';
+      // No answer is not a pass: a step taken while Prometheus could not be asked is not shown as gated.
+      const pass = (r?.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
+      const value = !r ? 'absent' : pass ? '1' : '0';
       const last = [...this.gateHistory].reverse().find((c) => c.name === name);
       if (last?.value !== value) this.gateHistory.push({ at: new Date().toISOString(), name, value });
     }

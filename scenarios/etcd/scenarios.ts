@@ -66,7 +66,7 @@ export class Stage {
   writer: Writer | undefined;
   private writerStart = 0;
   private readonly resolver = new Resolver({ timeout: 500, tries: 1 });
-  private readonly cache = new Map<string, { at: number; ips: string[] }>();
+  private readonly cache = new Map<string, { at: number; ips: Promise<string[]> }>();
   readonly mark: AuditMark;
   private ticker: NodeJS.Timeout | undefined;
   private readonly lastStatus = new Map<string, string>();
@@ -79,19 +79,21 @@ export class Stage {
     this.mark = auditMark(ctx.cluster.env.AUDIT_LOG ?? '');
   }
 
-  /** endpoints are the members' client URLs, resolved through the cluster's DNS (cached for a second). */
+  /**
+   * endpoints are the members' client URLs, resolved through the cluster's DNS: the names in parallel, each
+   * answer kept for a second and shared by every write that asks meanwhile (one lookup in flight per name).
+   */
   readonly endpoints = async (): Promise<string[]> => {
-    const out: string[] = [];
-    for (const n of this.names) {
+    const all = await Promise.all(this.names.map((n) => {
       const host = memberHost(this.layout, n);
       let c = this.cache.get(host);
       if (!c || Date.now() - c.at > 1000) {
-        c = { at: Date.now(), ips: await this.resolver.resolve4(host).catch(() => []) };
+        c = { at: Date.now(), ips: this.resolver.resolve4(host).catch(() => []) };
         this.cache.set(host, c);
       }
-      for (const ip of c.ips) out.push(`http://${ip}:2379`);
-    }
-    return out;
+      return c.ips;
+    }));
+    return all.flat().map((ip) => `http://${ip}:2379`);
   };
 
   /** create makes the namespace, the Service and the StatefulSets on `release`, and waits for a healthy cluster. */
@@ -229,7 +231,7 @@ export class Stage {
 
   /** close stops the observer and deletes the namespace (its volumes go with their claims). */
   async close(keep: boolean): Promise<void> {
-    this.observer.stop();
+    await this.observer.stop();
     if (this.ticker) clearInterval(this.ticker);
     await this.writer?.stop();
     if (!keep) await this.ctx.cluster.kubectl(['delete', 'namespace', this.layout.namespace, '--wait=false', '--ignore-not-found']).catch(() => '');
@@ -296,7 +298,7 @@ export async function demo(stage: Stage): Promise<Outcome> {
 }
 
 /** KILLS is how many times in a row etcd-b's container is stopped: kubelet's restart back-off (none,
- *  then 10 s, then 20 s) keeps it down for half a minute, across the moment etcd-a would step. */
+ *  then 10 s, then 20 s) keeps it down for about 40 s, across the moment etcd-a would step. */
 const KILLS = 3;
 
 /**
@@ -337,7 +339,7 @@ export async function zonesScenario(stage: Stage): Promise<Outcome> {
     const partition = e.verb === 'patch' && e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource
       && Array.isArray(e.requestObject) && (e.requestObject as { path?: string }[]).some((op) => op.path === '/spec/updateStrategy/rollingUpdate/partition');
     const deletion = e.verb === 'delete' && e.objectRef?.resource === 'pods' && e.user.username === ROLLOUT_OPERATOR;
-    return partition || deletion;
+    return (partition || deletion) && (e.responseStatus?.code ?? 200) < 300;
   }).length;
   return stage.finish(good(ctx, 'to'), 10_000, { b_down_s: ((backAt - killedAt) / 1000).toFixed(1), steps_while_b_down: stepsWhileDown, rolled_s: Math.round((Date.now() - t0) / 1000) });
 }

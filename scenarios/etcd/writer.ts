@@ -106,6 +106,8 @@ export class Writer {
       }
       const ep = eps[this.pinned % eps.length] as string;
       const left = Math.min(this.o.attemptMs, deadline - this.o.now());
+      // Too little time left for a fair attempt: the write fails here, and no member is blamed for it.
+      if (left < 100) break;
       try {
         await post(ep, '/v3/kv/put', { key: b64(rec.key), value: b64(rec.value) }, left);
         rec.ackAt = this.o.now();

@@ -7,33 +7,25 @@
 // else was seen (DETAIL). With ours, a missed expectation (expectations.ts) is printed and the exit code
 // is 1.
 import type { ChildProcess } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from '../../bench/peer-systems.js';
+import { readArgs, USAGE } from './args.js';
 import { abortAll, onAbort } from './cleanup.js';
 import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
 import { unmet } from './expectations.js';
 import { resultLine } from './results.js';
-import type { System } from './manifest.js';
-import { badRelease, demo, layoutOf, SCENARIOS, Stage, upgrade, zonesScenario, type Context, type Outcome, type ScenarioName } from './scenarios.js';
+import { badRelease, demo, layoutOf, Stage, upgrade, zonesScenario, type Context, type Outcome } from './scenarios.js';
 
 const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: { system: { type: 'string', default: 'ours' }, rate: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false }, 'e2e-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
-  });
-  const name = positionals[0] as ScenarioName;
-  const system = values.system as System;
-  const rate = Number(values.rate);
-  const systems: Record<ScenarioName, string[]> = { upgrade: ['ours', 'plain', 'grafana'], 'bad-release': ['ours', 'plain', 'grafana'], zones: ['ours', 'plain', 'grafana'], 'controller-kill': ['ours', 'plain'], demo: ['ours'] };
-  if (!SCENARIOS.includes(name) || !systems[name].includes(system) || !(rate > 0 && rate <= 500)) {
-    process.stderr.write(`usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain|grafana] [--rate 1..500] [--keep]\n`);
-    process.stderr.write(`  systems: ${Object.entries(systems).map(([n, s]) => `${n}: ${s.join(', ')}`).join('; ')}\n`);
+  const args = readArgs(process.argv.slice(2));
+  if ('error' in args) {
+    process.stderr.write(`scenario:etcd: ${args.error}\n${USAGE}\n`);
     return 2;
   }
-  const env = readEnv(values['e2e-dir'] ?? process.env.PHASED_ROLLOUT_E2E_DIR ?? '.e2e');
+  const { name, system, rate } = args;
+  const env = readEnv(args.e2eDir ?? process.env.PHASED_ROLLOUT_E2E_DIR ?? '.e2e');
   if (!env.REAL_NODE) {
     process.stderr.write('scenario:etcd needs the real node of the test environment (npm run e2e:up as root); this environment has none\n');
     return 2;
@@ -52,7 +44,7 @@ async function main(): Promise<number> {
     rate,
     controllerUser: HARNESS_CONTROLLER,
     say: (s) => process.stdout.write(`${stamp()} ${s}\n`),
-    ...(values.quiet ? {} : { onTick: (s: string) => process.stdout.write(`${stamp()}   ${s}\n`) }),
+    ...(args.quiet ? {} : { onTick: (s: string) => process.stdout.write(`${stamp()}   ${s}\n`) }),
   };
   // The peer: built from its snapshot (cached), its namespace and RBAC set up, run as a local process
   // watching that namespace (bench/peer-systems.ts, as bench:peers runs it).
@@ -66,7 +58,7 @@ async function main(): Promise<number> {
   }
   const stage = new Stage(ctx, layoutOf(name, namespace));
   const unregister = onAbort(async () => {
-    await stage.close(values.keep);
+    await stage.close(args.keep);
     await stopPeer(peer);
   });
   let outcome: Outcome;
@@ -74,7 +66,7 @@ async function main(): Promise<number> {
     outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
   } finally {
     unregister();
-    await stage.close(values.keep);
+    await stage.close(args.keep);
     await stopPeer(peer);
   }
   if (peerDied()) throw new Error(peerDied());

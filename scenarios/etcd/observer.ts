@@ -57,11 +57,13 @@ export function targets(namespace: string, seen: ReadonlyMap<string, Member>): u
 /** Observer polls the members and keeps the targets file and the gate history. */
 export class Observer {
   readonly seen = new Map<string, Member>();
-  /** The most members down at one time, and when that was first seen. */
+  /** The most members down at one time. */
   maxDown = 0;
   /** The most members on the `watchRelease` release at one time. */
   maxOnWatched = 0;
   readonly gateHistory: GateChange[] = [];
+  /** The last answer of each query ('1', '0' or 'absent'), as last added to gateHistory. */
+  private readonly lastGate = new Map<string, string>();
   private watched: { image: string; args: string[] } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastTargets = '';
@@ -118,14 +120,18 @@ export class Observer {
     return down(this.names, this.seen);
   }
 
-  /** poll reads the pods once (and the gate's queries); exported for the scenarios' first look. */
-  async poll(): Promise<void> {
+  /** gatePassing: the last answer to the query `name` was a pass. */
+  gatePassing(name: string): boolean {
+    return this.lastGate.get(name) === '1';
+  }
+
+  /** poll reads the pods once, keeps the targets file, and asks Prometheus the gate's queries. */
+  private async poll(): Promise<void> {
     const list = await this.cluster.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${APP}` });
     this.seen.clear();
     for (const p of list.items) {
       const m = memberOf(p);
-      // A pod being replaced and its successor share a name; the live one wins.
-      if (!this.seen.has(m.name) || this.seen.get(m.name)?.deleting) this.seen.set(m.name, m);
+      this.seen.set(m.name, m);
     }
     this.maxDown = Math.max(this.maxDown, this.downNow());
     const downNames = this.names.filter((n) => down([n], this.seen) === 1).join(',');
@@ -153,8 +159,10 @@ export class Observer {
       // No answer is not a pass: a step taken while Prometheus could not be asked is not shown as gated.
       const pass = (r?.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
       const value = !r ? 'absent' : pass ? '1' : '0';
-      const last = [...this.gateHistory].reverse().find((c) => c.name === name);
-      if (last?.value !== value) this.gateHistory.push({ at: new Date().toISOString(), name, value });
+      if (this.lastGate.get(name) !== value) {
+        this.gateHistory.push({ at: new Date().toISOString(), name, value });
+        this.lastGate.set(name, value);
+      }
     }
   }
 }

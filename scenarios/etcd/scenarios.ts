@@ -108,7 +108,7 @@ export class Stage {
     await until('every member ready', 4 * MINUTES, () => this.observer.downNow() === 0);
     await until('a first write', 2 * MINUTES, async () => (await this.probeWrite()) === undefined);
     if (this.ctx.system === 'ours') {
-      await until('Prometheus to see three members with a leader', 2 * MINUTES, () => this.gatePassing('phased-rollout.io/query'));
+      await until('Prometheus to see three members with a leader', 2 * MINUTES, () => this.observer.gatePassing('phased-rollout.io/query'));
     }
   }
 
@@ -121,10 +121,6 @@ export class Stage {
     return r?.ackAt !== undefined ? undefined : (r?.error ?? 'not written');
   }
 
-  /** gatePassing: the observer's last answer of a query was a pass. */
-  gatePassing(name: string): boolean {
-    return [...this.observer.gateHistory].reverse().find((c) => c.name === name)?.value === '1';
-  }
 
   /** startWriting starts the writer. */
   startWriting(): void {
@@ -270,7 +266,7 @@ export async function badRelease(stage: Stage): Promise<Outcome> {
     await until('the rollback to the old release, every member ready', 12 * MINUTES, async () =>
       (await stage.statuses()).every((s) => s?.phase === 'RolledBack') && stage.observer.onRelease(old) === stage.names.length && stage.observer.downNow() === 0);
     ctx.say(`rolled back in ${((Date.now() - t0) / 1000).toFixed(0)} s; waiting for the quorum of three`);
-    await until('three members with a leader again', 3 * MINUTES, () => stage.gatePassing('phased-rollout.io/query'));
+    await until('three members with a leader again', 3 * MINUTES, () => stage.observer.gatePassing('phased-rollout.io/query'));
   } else {
     await until('every member on the bad release and ready', 12 * MINUTES, () => stage.observer.onRelease(target) === stage.names.length && stage.observer.downNow() === 0);
     ctx.say(`every member replaced in ${((Date.now() - t0) / 1000).toFixed(0)} s; writing on for 20 s`);
@@ -293,7 +289,7 @@ export async function demo(stage: Stage): Promise<Outcome> {
   ctx.say('release 2 (good) Completed; now the bad release');
   await stage.roll(broken);
   await until('the rollback of the bad release', 12 * MINUTES, async () => (await stage.statuses()).every((s) => s?.phase === 'RolledBack') && stage.observer.onRelease(stage.containerOf(to)) === stage.names.length && stage.observer.downNow() === 0);
-  await until('three members with a leader again', 3 * MINUTES, () => stage.gatePassing('phased-rollout.io/query'));
+  await until('three members with a leader again', 3 * MINUTES, () => stage.observer.gatePassing('phased-rollout.io/query'));
   return stage.finish(to, 5000, { max_on_bad: stage.observer.maxOnWatched });
 }
 

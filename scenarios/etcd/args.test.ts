@@ -1,0 +1,30 @@
+import { describe, expect, it } from '@jest/globals';
+import { readArgs } from './args.js';
+
+describe('the scenario command line', () => {
+  it.each([
+    [['upgrade'], { name: 'upgrade', system: 'ours', rate: 20, keep: false, quiet: false }],
+    [['zones', '--system', 'grafana', '--rate', '50', '--keep', '--quiet'], { name: 'zones', system: 'grafana', rate: 50, keep: true, quiet: true }],
+    [['bad-release', '--system=plain', '--e2e-dir', '/tmp/x'], { name: 'bad-release', system: 'plain', rate: 20, keep: false, quiet: false, e2eDir: '/tmp/x' }],
+  ])('%j is read', (argv, want) => expect(readArgs(argv)).toEqual(want));
+
+  it.each([
+    [[], 'one scenario'],
+    [['upgrade', 'zones'], 'one scenario'],
+    [['rollout'], 'one scenario, one of upgrade, bad-release, zones, controller-kill, demo; got ["rollout"]'],
+    [['upgrade', '--system', 'argo'], 'upgrade runs with --system ours or plain or grafana; got "argo"'],
+    [['controller-kill', '--system', 'grafana'], 'controller-kill runs with --system ours or plain'],
+    [['demo', '--system', 'plain'], 'demo runs with --system ours'],
+    [['upgrade', '--rate', '0'], '--rate is writes per second, an integer 1..500; got "0"'],
+    [['upgrade', '--rate', '501'], 'got "501"'],
+    [['upgrade', '--rate', '2e1'], 'got "2e1"'],
+    [['upgrade', '--rate', '-5'], '--rate'],
+    [['upgrade', '--rate', ''], 'got ""'],
+    [['upgrade', '--rate', '9'.repeat(10_000)], '--rate is writes per second'],
+    [['upgrade', '--sytem', 'plain'], "Unknown option '--sytem'"],
+    [['upgrade', '--keep=yes'], "--keep"],
+  ])('%j is refused: %s', (argv, why) => {
+    const r = readArgs(argv);
+    expect('error' in r && r.error).toContain(why);
+  });
+});

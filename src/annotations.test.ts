@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [] },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [], compareGates: [], dryRun: [], errorLimit: 0, inconclusiveLimit: 3 },
     });
   });
 
@@ -55,6 +55,11 @@ describe('parseAnnotations', () => {
       [KEYS.groupOrder]: '2',
       [KEYS.notify]: 'chat-hook',
       [KEYS.respectPdb]: 'false',
+      [KEYS.errorLimit]: '4',
+      [KEYS.inconclusiveLimit]: '0',
+      [KEYS.dryRun]: 'compare.errors',
+      'phased-rollout.io/compare.errors': 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))',
+      'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.5 test=mann-whitney',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -77,6 +82,10 @@ describe('parseAnnotations', () => {
         standardRollingUpdate: false,
         respectPdb: false,
         httpGates: [],
+        compareGates: [{ name: 'compare.errors', query: 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))', criteria: { better: 'lower', maxRatio: 1.5, maxDelta: 0, minSamples: 1, test: 'mann-whitney', alpha: 0.05 } }],
+        dryRun: ['compare.errors'],
+        errorLimit: 4,
+        inconclusiveLimit: 0,
         steps: [{ count: 1 }, { percent: 100, pause: true }],
         promote: { revision: 'db-5d4f8c7b9', stage: 2 },
         abort: 'db-6f7d9c8b5',
@@ -186,7 +195,47 @@ describe('parseAnnotations', () => {
     ]);
     expect(parseAnnotations({ [KEYS.enabled]: 'true', [`${KEYS.query}.x`]: 'up' })).toMatchObject({ ok: true, config: { gates: [{ name: 'query.x', query: 'up' }] } });
     const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`${KEYS.query}.g${i}`, 'up']));
-    expect(problemsOf(many)).toEqual([`${KEYS.query}.*, phased-rollout.io/http.*`]);
+    expect(problemsOf(many)).toEqual([`${KEYS.query}.*, phased-rollout.io/http.*, phased-rollout.io/compare.*`]);
+  });
+
+  describe('comparison gates, dry-run and the limits', () => {
+    const cmp = 'phased-rollout.io/compare.errors';
+    const q = 'rate(errors_total{controller_revision_hash="{{revision}}"}[5m])';
+    it('a comparison gate with its default criteria', () => {
+      expect(parseAnnotations({ ...base, [cmp]: q })).toMatchObject({ ok: true, config: { compareGates: [{ name: 'compare.errors', query: q, criteria: { better: 'lower', maxRatio: 1, maxDelta: 0, minSamples: 1, test: 'none' } }] } });
+    });
+    it.each([
+      [{ [cmp]: 'rate(errors_total[5m])' }, [cmp]], // no {{revision}}: both sides would be the same query
+      [{ [cmp]: 'rate(errors_total{controller_revision_hash={{revision}}}[5m])' }, [cmp]], // outside a literal
+      [{ [cmp]: '' }, [cmp]],
+      [{ 'phased-rollout.io/compare.Errors': q }, ['phased-rollout.io/compare.Errors']],
+      [{ [cmp]: q, [`${cmp}.criteria`]: 'max-ratio=0.9' }, [`${cmp}.criteria`]],
+      [{ [`${cmp}.criteria`]: 'max-ratio=1.2' }, [`${cmp}.criteria`]], // criteria of no gate
+      [{ [KEYS.dryRun]: 'query.nope' }, [KEYS.dryRun]],
+      [{ [KEYS.dryRun]: ' , ' }, [KEYS.dryRun]],
+    ])('%j is refused', (extra, keys) => expect(problemsOf(extra)).toEqual(keys));
+
+    it('a comparison needs an enforced query or HTTP gate beside it (the first step and the last pod have nothing to compare with)', () => {
+      const alone = { [KEYS.enabled]: 'true', [cmp]: q };
+      expect(parseAnnotations(alone)).toMatchObject({ ok: false, problems: [{ key: KEYS.query }, { key: 'phased-rollout.io/compare.*' }] });
+      expect(problemsOf({ [cmp]: q, [KEYS.dryRun]: 'query' })).toEqual(['phased-rollout.io/compare.*']);
+      expect(problemsOf({ [cmp]: q, [KEYS.dryRun]: 'compare.errors' })).toEqual([]);
+    });
+    it('the message of a missing {{revision}} shows how to write one', () => {
+      const r = parseAnnotations({ ...base, [cmp]: 'rate(errors_total[5m])' });
+      if (r.ok) throw new Error('expected problems');
+      expect(formatProblems(r.problems)).toContain('selects one revision\'s pods with {{revision}}');
+    });
+    it('dry-run names gates as the status does, once each', () => {
+      const r = parseAnnotations({ ...base, 'phased-rollout.io/http.consul': 'http://consul:8500/v1/health', [KEYS.dryRun]: 'http.consul, http.consul' });
+      expect(r).toMatchObject({ ok: true, config: { dryRun: ['http.consul'] } });
+    });
+    it.each([
+      ['db-5d4f8c7b9@3', { revision: 'db-5d4f8c7b9', partition: 3 }],
+      ['db-5d4f8c7b9@0', { revision: 'db-5d4f8c7b9', partition: 0 }],
+      ['db-5d4f8c7b9/3', { revision: 'db-5d4f8c7b9', stage: 3 }],
+    ])('promote %j', (v, want) => expect(parseAnnotations({ ...base, [KEYS.promote]: v })).toMatchObject({ ok: true, config: { promote: want } }));
+    it.each(['db@-1', 'db@01', 'db@', 'db@1/2', 'db/0'])('promote %j is refused', (v) => expect(problemsOf({ [KEYS.promote]: v })).toEqual([KEYS.promote]));
   });
 
   it('names the placeholder problem in the message', () => {

@@ -1,6 +1,7 @@
 // The annotation contract of SPEC §2: every key, default, range and message lives here, and both the
 // webhook and the controller parse through `parseAnnotations` so they can never disagree on a default.
 
+import { CRITERIA_HELP, parseCriteria, type CompareCriteria } from './analysis/compare.js';
 import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './gate-templates.js';
 
 /** PREFIX is the annotation prefix of every key the product reads or writes. */
@@ -28,6 +29,9 @@ export const KEYS = {
   groupOrder: `${PREFIX}group-order`,
   respectPdb: `${PREFIX}respect-pdb`,
   httpSecret: `${PREFIX}http-secret`,
+  dryRun: `${PREFIX}dry-run`,
+  errorLimit: `${PREFIX}error-limit`,
+  inconclusiveLimit: `${PREFIX}inconclusive-limit`,
   status: `${PREFIX}status`,
 } as const;
 
@@ -36,6 +40,13 @@ export const QUERY_PREFIX = `${KEYS.query}.`;
 
 /** HTTP_PREFIX starts the key of an HTTP gate: `phased-rollout.io/http.<name>: <URL>`. */
 export const HTTP_PREFIX = `${PREFIX}http.`;
+
+/**
+ * COMPARE_PREFIX starts the key of a comparison gate: `phased-rollout.io/compare.<name>: <PromQL>`, with
+ * its criteria in `phased-rollout.io/compare.<name>.criteria` (src/analysis/compare.ts).
+ */
+export const COMPARE_PREFIX = `${PREFIX}compare.`;
+const CRITERIA_SUFFIX = '.criteria';
 
 /** MAX_GATES bounds the gates (queries and HTTP gates together): every one is a request per check period. */
 export const MAX_GATES = 10;
@@ -50,6 +61,10 @@ export const INTEGER_BOUNDS = {
   progressDeadlineSeconds: { key: KEYS.progressDeadlineSeconds, min: 0, max: 604800, default: 0 },
   // Rollout groups: lower rolls first; ties go by name.
   groupOrder: { key: KEYS.groupOrder, min: 0, max: 1000, default: 0 },
+  // Checks in a row that could not be evaluated before the rollout fails; 0 = never (an outage holds).
+  errorLimit: { key: KEYS.errorLimit, min: 0, max: 1000, default: 0 },
+  // Inconclusive checks in a row before the rollout pauses for a person; 0 = never pause (it holds).
+  inconclusiveLimit: { key: KEYS.inconclusiveLimit, min: 0, max: 1000, default: 3 },
 } as const;
 
 /** MAX_QUERY_LENGTH bounds the PromQL text: it travels in a URL query string on every check. */
@@ -71,6 +86,14 @@ export interface RolloutConfig {
   gates: GateTemplate[];
   /** The HTTP gates: every `http.<name>`, in key order; all must pass too. */
   httpGates: HttpGateTemplate[];
+  /** The comparison gates: every `compare.<name>`, in key order (new revision against old, per step). */
+  compareGates: CompareTemplate[];
+  /** Gates (by name: query, query.<name>, http.<name>, compare.<name>) recorded but never enforced. */
+  dryRun: string[];
+  /** Checks in a row that could not be evaluated before the rollout fails (0: never). */
+  errorLimit: number;
+  /** Inconclusive checks in a row before the rollout pauses for a person (0: never). */
+  inconclusiveLimit: number;
   /** A Secret (labelled phased-rollout.io/gate-credentials) with the HTTP gates' token, username/password or ca.crt. */
   httpSecret?: string;
   prometheusUrl?: string;
@@ -93,10 +116,21 @@ export interface RolloutConfig {
   respectPdb: boolean;
   /** Absent: one pod per step. */
   steps?: Step[];
-  /** The pause a user let the rollout past: `kubectl phased-rollout promote` writes `<revision>/<stage>`. */
-  promote?: { revision: string; stage: number };
+  /**
+   * What a user promoted with `kubectl phased-rollout promote`: a pause of the steps (`<revision>/<stage>`),
+   * or an inconclusive hold at a partition (`<revision>@<partition>`).
+   */
+  promote?: { revision: string; stage: number } | { revision: string; partition: number };
   /** The revision a user asked to roll back (`kubectl phased-rollout abort`). */
   abort?: string;
+}
+
+/** CompareTemplate is one comparison gate as written: its name, its PromQL with {{revision}}, its criteria. */
+export interface CompareTemplate {
+  /** `compare.<name>`. */
+  name: string;
+  query: string;
+  criteria: CompareCriteria;
 }
 
 /** Problem is one bad annotation: its key, the value found, and what is allowed instead. */
@@ -189,7 +223,15 @@ function parseUncached(annotations: Annotations): ParseResult {
   }
   const httpGates = parseHttpGates(a, problems);
   const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0, problems);
-  if (gates.length + httpGates.length > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*`, value: `${gates.length + httpGates.length} gates`, allowed: `at most ${MAX_GATES} gates in all` });
+  const compareGates = parseCompareGates(a, problems);
+  const all = gates.length + httpGates.length + compareGates.length;
+  if (all > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*, ${COMPARE_PREFIX}*`, value: `${all} gates`, allowed: `at most ${MAX_GATES} gates in all` });
+  const dryRun = parseDryRun(a, [...gates, ...httpGates, ...compareGates].map((g) => g.name), problems);
+  // A comparison needs pods on both revisions: the first step and the final check (and a rollout with no
+  // revision to compare with) are judged by the other gates, so at least one must be enforced.
+  if (compareGates.length > 0 && !standardRollingUpdate && ![...gates, ...httpGates].some((g) => !dryRun.includes(g.name))) {
+    problems.push({ key: `${COMPARE_PREFIX}*`, value: compareGates.map((g) => g.name).join(','), allowed: `a comparison gate together with at least one phased-rollout.io/query or http.<name> gate that is not dry-run: it judges the first step and the last pod, where no pods of the other revision are left to compare with` });
+  }
   const httpSecret = parseSecretName(a, KEYS.httpSecret, problems);
   const prometheusUrl = parseUrl(a, problems);
   const prometheusSecret = parseSecretName(a, KEYS.prometheusSecret, problems);
@@ -202,7 +244,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, gates, httpGates, paused, standardRollingUpdate, respectPdb, onFailure };
+  const config: RolloutConfig = { ...ints, gates, httpGates, compareGates, dryRun, paused, standardRollingUpdate, respectPdb, onFailure };
   if (httpSecret !== undefined) config.httpSecret = httpSecret;
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
@@ -303,6 +345,55 @@ function parseHttpGates(a: Record<string, string | undefined>, problems: Problem
   return gates;
 }
 
+/**
+ * parseCompareGates reads every `compare.<name>` (a PromQL expression that names {{revision}}, so that it
+ * selects one revision's pods) and its `compare.<name>.criteria`.
+ */
+function parseCompareGates(a: Record<string, string | undefined>, problems: Problem[]): CompareTemplate[] {
+  const gates: CompareTemplate[] = [];
+  const keys = Object.keys(a).filter((k) => k.startsWith(COMPARE_PREFIX));
+  for (const key of keys.filter((k) => !k.endsWith(CRITERIA_SUFFIX)).sort()) {
+    const v = a[key] ?? '';
+    if (!GATE_NAME.test(key.slice(COMPARE_PREFIX.length))) {
+      problems.push({ key, value: v, allowed: 'a gate name after "compare." of lowercase letters, digits and "-" (at most 63), e.g. phased-rollout.io/compare.errors' });
+      continue;
+    }
+    if (v.trim() === '' || v.length > MAX_QUERY_LENGTH || !/\{\{\s*revision\s*\}\}/.test(v)) {
+      problems.push({ key, value: v, allowed: `a PromQL expression of at most ${MAX_QUERY_LENGTH} characters that selects one revision's pods with {{revision}}, e.g. rate(http_errors_total{controller_revision_hash="{{revision}}"}[5m])` });
+      continue;
+    }
+    const bad = placeholderProblem(v);
+    if (bad) {
+      problems.push({ key, value: v, allowed: `a PromQL expression: ${bad}` });
+      continue;
+    }
+    const criteria = parseCriteria(a[key + CRITERIA_SUFFIX]);
+    if (typeof criteria === 'string') {
+      problems.push({ key: key + CRITERIA_SUFFIX, value: a[key + CRITERIA_SUFFIX], allowed: `${CRITERIA_HELP} (${criteria})` });
+      continue;
+    }
+    gates.push({ name: key.slice(PREFIX.length), query: v, criteria });
+  }
+  // Criteria of no comparison gate: a typo in the gate's name, named rather than ignored.
+  for (const key of keys.filter((k) => k.endsWith(CRITERIA_SUFFIX)).sort()) {
+    if (a[key.slice(0, -CRITERIA_SUFFIX.length)] === undefined) problems.push({ key, value: a[key], allowed: `criteria of a comparison gate: ${key.slice(0, -CRITERIA_SUFFIX.length)} is missing` });
+  }
+  return gates;
+}
+
+/** parseDryRun reads the dry-run list: gate names as the status shows them, each naming a gate of this StatefulSet. */
+function parseDryRun(a: Record<string, string | undefined>, names: string[], problems: Problem[]): string[] {
+  const v = a[KEYS.dryRun];
+  if (v === undefined) return [];
+  const listed = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const unknown = listed.filter((n) => !names.includes(n));
+  if (listed.length === 0 || unknown.length > 0) {
+    problems.push({ key: KEYS.dryRun, value: v, allowed: `comma-separated names of this StatefulSet's gates (${names.join(', ') || 'none'})${unknown.length > 0 ? `; no gate named ${unknown.join(', ')}` : ''}` });
+    return [];
+  }
+  return [...new Set(listed)];
+}
+
 function parseUrl(a: Record<string, string | undefined>, problems: Problem[]): string | undefined {
   const v = a[KEYS.prometheusUrl];
   if (v === undefined) return undefined;
@@ -375,8 +466,8 @@ function parseSteps(a: Record<string, string | undefined>, problems: Problem[]):
   return steps;
 }
 
-// A ControllerRevision name (a DNS subdomain) and a stage number.
-const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)\/([1-9][0-9]{0,2})$/;
+// A ControllerRevision name (a DNS subdomain) and a stage number, or "@" and a partition.
+const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(\/([1-9][0-9]{0,2})|@(0|[1-9][0-9]{0,5}))$/;
 const REVISION = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 function parseRevision(a: Record<string, string | undefined>, key: string, problems: Problem[]): string | undefined {
@@ -395,12 +486,12 @@ function parseOnFailure(a: Record<string, string | undefined>, problems: Problem
   return 'halt';
 }
 
-function parsePromote(a: Record<string, string | undefined>, problems: Problem[]): { revision: string; stage: number } | undefined {
+function parsePromote(a: Record<string, string | undefined>, problems: Problem[]): RolloutConfig['promote'] {
   const v = a[KEYS.promote];
   if (v === undefined) return undefined;
   const m = PROMOTE.exec(v);
-  if (m) return { revision: m[1] ?? '', stage: Number(m[3]) };
-  problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step>, as `kubectl phased-rollout promote` writes it' });
+  if (m) return m[4] !== undefined ? { revision: m[1] ?? '', stage: Number(m[4]) } : { revision: m[1] ?? '', partition: Number(m[5]) };
+  problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step> or <revision>@<partition>, as `kubectl phased-rollout promote` writes it' });
   return undefined;
 }
 
@@ -432,8 +523,8 @@ const KNOWN = new Set<string>(Object.values(KEYS));
 // default used; in our own prefix we know every key, so we name the typo instead.
 function rejectUnknownKeys(a: Record<string, string | undefined>, problems: Problem[]): void {
   for (const key of Object.keys(a).sort()) {
-    if (key.startsWith(PREFIX) && !KNOWN.has(key) && !key.startsWith(QUERY_PREFIX) && !key.startsWith(HTTP_PREFIX)) {
-      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}, query.<name>, http.<name>` });
+    if (key.startsWith(PREFIX) && !KNOWN.has(key) && !key.startsWith(QUERY_PREFIX) && !key.startsWith(HTTP_PREFIX) && !key.startsWith(COMPARE_PREFIX)) {
+      problems.push({ key, value: a[key], allowed: `no such key; known keys are ${[...KNOWN].map((k) => k.slice(PREFIX.length)).join(', ')}, query.<name>, http.<name>, compare.<name>, compare.<name>.criteria` });
     }
   }
 }

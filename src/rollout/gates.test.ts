@@ -17,7 +17,7 @@ describe('judgedIndex and podContext', () => {
 });
 
 describe('combineVerdicts', () => {
-  const v = (name: string, result: 'pass' | 'fail' | 'error', detail: string = result) => ({ name, verdict: { result, detail } });
+  const v = (name: string, result: 'pass' | 'fail' | 'error' | 'inconclusive', detail: string = result) => ({ name, verdict: { result, detail } });
   it.each([
     [[v('query', 'pass', 'value 1')], { result: 'pass', detail: 'value 1' }],
     [[v('query.latency', 'fail', 'value 0')], { result: 'fail', detail: 'query.latency: value 0' }],
@@ -27,5 +27,9 @@ describe('combineVerdicts', () => {
     [[v('query', 'error', 'timeout'), v('query.lag', 'pass')], { result: 'error', detail: 'query: timeout' }],
     [[v('query', 'pass', 'a'), v('query.b', 'pass', 'b')], { result: 'pass', detail: 'query: a; query.b: b' }],
     [[], { result: 'error', detail: 'no gate to check' }],
+    // Inconclusive: evaluated, not enough to judge; a fail or an error says more.
+    [[v('query', 'pass'), v('compare.errors', 'inconclusive', 'too few')], { result: 'inconclusive', detail: 'compare.errors: too few' }],
+    [[v('query', 'fail', 'no'), v('compare.errors', 'inconclusive')], { result: 'fail', detail: 'query: no' }],
+    [[v('query', 'error', 'down'), v('compare.errors', 'inconclusive')], { result: 'error', detail: 'query: down' }],
   ])('%j', (results, want) => expect(combineVerdicts(results as Parameters<typeof combineVerdicts>[0])).toEqual(want));
 });

@@ -25,16 +25,19 @@ export function podContext(s: { namespace: string; name: string; replicas: numbe
 export interface NamedVerdict {
   name: string;
   verdict: Verdict;
+  /** A dry-run gate (phased-rollout.io/dry-run): recorded, never part of the combined verdict. */
+  dryRun?: boolean;
 }
 
 /**
  * combineVerdicts folds the gates of one check into one verdict: any fail fails (a gate that says no
- * is an answer, whatever the others say), else any error is an error (unknown), else a pass. The detail
- * names the gate, so the status shows which one failed.
+ * is an answer, whatever the others say), else any error is an error (unknown), else any inconclusive
+ * is inconclusive (evaluated, not enough to judge), else a pass. The detail names the gate, so the
+ * status shows which one failed.
  */
 export function combineVerdicts(results: NamedVerdict[]): Verdict {
   const named = (r: NamedVerdict) => (results.length > 1 || r.name !== 'query' ? `${r.name}: ${r.verdict.detail}` : r.verdict.detail);
-  for (const result of ['fail', 'error'] as const) {
+  for (const result of ['fail', 'error', 'inconclusive'] as const) {
     const bad = results.filter((r) => r.verdict.result === result);
     if (bad.length > 0) return { result, detail: bad.map(named).join('; ') };
   }

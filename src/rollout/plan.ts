@@ -8,13 +8,9 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
-import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus, Verdict } from './types.js';
+import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
-/** recordVerdict folds one gate outcome into the memory (SPEC §4.3: pass adds, fail and error reset). */
-export function recordVerdict(m: Memory, v: Verdict, nowMs: number): Memory {
-  const failures = v.result === 'fail' ? m.failures + 1 : v.result === 'pass' ? 0 : m.failures;
-  return { ...m, streak: v.result === 'pass' ? m.streak + 1 : 0, failures, lastCheckAtMs: nowMs, lastVerdict: v };
-}
+export { recordCheck, recordVerdict } from './outcomes.js';
 
 /**
  * availableAtMs is when a pod counts as available (ready for minReadySeconds), or undefined if not ready.
@@ -65,6 +61,9 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   };
   if (gate) next.gate = gate;
   if (ROLLING.has(phase) && memory?.revision === c.revision) next.streak = memory.streak;
+  // The measurements of this revision, while its rollout is what the status speaks of.
+  const history = (memory?.revision === c.revision ? memory.history : undefined) ?? (c.prev?.revision === c.revision ? c.prev.history : undefined);
+  if (history && phase !== 'Idle' && phase !== 'Invalid' && phase !== 'Bypassed') next.history = history;
   // The last rolled-back revision stays on record until the status is cleared (a retry).
   if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
   if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack')) next.previousRevision = c.previous;
@@ -86,7 +85,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
 export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
   // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
   // is the same gate.
-  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds]);
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit]);
 }
 
 /** plan decides what to do with one StatefulSet now. */
@@ -136,8 +135,9 @@ export function plan(input: PlanInput): PlanResult {
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
   }
-  const prometheusUrl = cfg.gates.length > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
-  if (cfg.gates.length > 0 && !prometheusUrl) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
+  const queries = cfg.gates.length + cfg.compareGates.length;
+  const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
+  if (queries > 0 && !prometheusUrl) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
   const allowedUrls = input.allowedPrometheusUrls ?? [];
   if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) {
     return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
@@ -161,6 +161,7 @@ export function plan(input: PlanInput): PlanResult {
     ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
     ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
     ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
+    ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
   };
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
@@ -322,12 +323,31 @@ function giveUp(c: Ctx, cfg: RolloutConfig, reason: FailureReason, message: stri
 /** stepMemory returns the memory for this step: kept when it is the same step, fresh otherwise. */
 function stepMemory(c: Ctx, step: string): Memory {
   const { sts, nowMs, memory: m } = c.input;
-  if (!m || m.revision !== c.revision || m.reverting) return { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
+  if (!m || m.revision !== c.revision || m.reverting) {
+    // The measurements of this revision survive a pause and a restart through the status.
+    const history = c.prev?.revision === c.revision ? c.prev.history : undefined;
+    return { step, revision: c.revision, seenAtMs: nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs, ...(history ? { history } : {}) };
+  }
   if (m.step === step) return m;
   // A lowered partition keeps the bake anchor (the rolled pod's availability comes later anyway); a
   // changed gate starts the initial delay again.
   const sameGate = m.step.slice(m.step.indexOf('#')) === step.slice(step.indexOf('#'));
-  return { step, revision: c.revision, seenAtMs: sameGate ? m.seenAtMs : nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: m.progressAtMs ?? nowMs };
+  return { step, revision: c.revision, seenAtMs: sameGate ? m.seenAtMs : nowMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: m.progressAtMs ?? nowMs, ...keepHistory(m) };
+}
+
+/** keepHistory carries a memory's measurements into the memory of the next step. */
+function keepHistory(m: Memory): { history?: GateHistory } {
+  return m.history ? { history: m.history } : {};
+}
+
+/**
+ * inconclusiveHold pauses a rollout whose checks were inconclusive inconclusive-limit times in a row
+ * (or keeps it paused: the status says so, and survives a restart), for a person to promote the step or
+ * abort the rollout. Nothing moves and no gate runs meanwhile; a retry starts the checks over.
+ */
+function inconclusiveHold(c: Ctx, message: string, m: Memory): PlanResult {
+  c.status = { reason: 'Inconclusive', ...keepHistory(m) };
+  return finish(c, 'Paused', message, { memory: undefined });
 }
 
 /**
@@ -363,6 +383,21 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
     return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
   }
+  // error-limit: gates that cannot be evaluated for this long are a failure too. Off by default: an
+  // outage holds a rollout, never advances it, never fails it.
+  if (cfg.errorLimit > 0 && (m.errors ?? 0) >= cfg.errorLimit) {
+    return giveUp(c, cfg, 'ErrorLimit', `gates could not be evaluated ${m.errors} times in a row at partition ${p} (error-limit; ${m.lastVerdict?.detail ?? 'no detail'})`, m);
+  }
+  // Inconclusive checks (a comparison with too few values, a difference not significant) pause the
+  // rollout for a person once inconclusive-limit come in a row; `promote` takes the step anyway.
+  const prev = c.prev;
+  const held = prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === sts.partition;
+  const promoted = held && cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition;
+  if (held && !promoted) return inconclusiveHold(c, prev.message, m);
+  if (!held && cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
+    const what = p > 0 ? 'take the step' : 'complete the rollout';
+    return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to ${what}, or abort`, m);
+  }
 
   // A pod that went down and came back (or was replaced) since the streak began changes its (UID, Ready
   // time), even if no reconcile saw it down (a quick restart), and whatever the node clocks say: the
@@ -391,7 +426,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
   // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
   const target = stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision);
-  if (p > 0 && target.pause && !(cfg.promote?.revision === c.revision && cfg.promote.stage === target.stage)) {
+  if (p > 0 && target.pause && !(cfg.promote?.revision === c.revision && 'stage' in cfg.promote && cfg.promote.stage === target.stage)) {
     c.status = { promotion: target.stage };
     return finish(c, 'Paused', `waiting for promotion before step ${target.stage} of ${target.stages} at partition ${p}: kubectl phased-rollout promote ${sts.name}`, { memory: undefined });
   }
@@ -406,14 +441,16 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     if ('hold' in fit) return finish(c, 'Queued', `${fit.hold}; holding; partition held at ${p}`, { memory: { ...m, streak: 0, progressAtMs: nowMs }, requeueAfterMs: 1000 });
     to = fit.to;
   }
-  const last = m.lastVerdict && m.lastVerdict.result !== 'pass' ? `; last check: ${m.lastVerdict.result === 'error' ? 'Prometheus error: ' : ''}${m.lastVerdict.detail}` : '';
+  const last = m.lastVerdict && m.lastVerdict.result !== 'pass' ? `; last check: ${m.lastVerdict.result === 'error' ? 'Prometheus error: ' : m.lastVerdict.result === 'inconclusive' ? 'inconclusive: ' : ''}${m.lastVerdict.detail}` : '';
+  // What let the step go: the gate's streak, or a person who promoted an inconclusive hold.
+  const passed = promoted ? 'promoted by a user after inconclusive checks' : `gate passed ${m.streak}/${cfg.successThreshold}`;
 
-  if (m.streak >= cfg.successThreshold) {
+  if (m.streak >= cfg.successThreshold || promoted) {
     if (p === 0) {
       // Final verification passed: the last pod was checked too.
       const done: Ctx = { ...c };
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
-      return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; gate passed ${m.streak}/${cfg.successThreshold}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
+      return finish(done, 'Completed', `all ${sts.replicas} pods on revision ${c.revision}; ${passed}`, { memory: m, requeueAfterMs: sts.currentRevision === c.revision ? undefined : 1000 }, sts.currentRevision === c.revision ? sts.replicas : sts.partition);
     }
     // The StatefulSet controller answers the last pod's Ready with a sync that ends in a status write.
     // A partition patch landing during that sync makes the write fail (409) and the sync be redone
@@ -435,8 +472,9 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
     c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm, ...(cfg.group ? { peers: true as const } : {}) });
     const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
-    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${m.streak}/${cfg.successThreshold} passing checks of revision ${c.revision}; ${rolls}${ofStage}`, pods: released });
-    const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs };
+    const after = promoted ? 'promotion by a user after inconclusive checks' : `${m.streak}/${cfg.successThreshold} passing checks`;
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${after} of revision ${c.revision}; ${rolls}${ofStage}`, pods: released });
+    const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs, ...keepHistory(m) };
     return finish(c, 'WaitingForPods', `partition lowered to ${to}`, { memory: nextMemory, requeueAfterMs: 1000 }, to);
   }
 
@@ -452,6 +490,13 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const ctx = podContext(sts, p, c.revision);
   const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
   if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
+  // Comparisons need pods on both revisions: not before the first step, not at the final check, nor
+  // without a revision this rollout started from. The other gates judge those checks.
+  const old = c.previous;
+  const on = (r: string) => [...byIndex.values()].some((pod) => pod.revision === r);
+  if (cfg.compareGates.length > 0 && old && on(c.revision) && on(old)) {
+    rendered.compare = cfg.compareGates.map((g) => ({ name: g.name, newQuery: renderQuery(g.query, ctx), oldQuery: renderQuery(g.query, { ...ctx, revision: old }), criteria: g.criteria }));
+  }
   return finish(c, 'Checking', progress, { memory: m, check: rendered, requeueAfterMs: cfg.periodSeconds * 1000 });
 }
 

@@ -3,9 +3,10 @@
 import { KEYS } from '../annotations.js';
 import type { Action, GateState, Phase, RolloutStatus } from './types.js';
 import { PHASES } from './types.js';
+import { historyShape, isHistory } from './history.js';
 
-const FAILURE_REASONS: ReadonlySet<string> = new Set(['FailureThreshold', 'ProgressDeadlineExceeded', 'Aborted']);
-const GATE_STATES: ReadonlySet<string> = new Set(['passing', 'failing', 'error']);
+const FAILURE_REASONS: ReadonlySet<string> = new Set(['FailureThreshold', 'ProgressDeadlineExceeded', 'Aborted', 'ErrorLimit']);
+const GATE_STATES: ReadonlySet<string> = new Set(['passing', 'failing', 'error', 'inconclusive']);
 const isCount = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
 const isText = (v: unknown) => typeof v === 'string';
 /** Each field's check; a field that is present must pass it (the status decides rollbacks and holds). */
@@ -24,6 +25,8 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   failureReason: (v) => typeof v === 'string' && FAILURE_REASONS.has(v),
   previousRevision: isText,
   waitingToStart: (v) => typeof v === 'boolean',
+  reason: (v) => v === 'Inconclusive',
+  history: isHistory,
 };
 
 /**
@@ -49,12 +52,13 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
 
 /**
  * statusChanged: a status is written on a change of phase, partition, revision or gate state (passing,
- * failing, Prometheus error), and when a pass advances the streak. A repeated fail or error writes
- * nothing, so a long outage never rewrites the StatefulSet every period, and passes are bounded by
- * success-threshold per step.
+ * failing, Prometheus error, inconclusive), when a pass advances the streak, and when a gate's outcome
+ * differs from its last one (a new history entry). A repeated fail or error writes nothing, so a long
+ * outage never rewrites the StatefulSet every period, and passes are bounded by success-threshold per
+ * step; the count of a repeated outcome is brought up to date by the next write.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */
@@ -83,7 +87,8 @@ export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutS
       out.push(ev('Normal', 'RolloutQueued', next.message));
       break;
     case 'Paused':
-      out.push(ev('Normal', 'RolloutPaused', `held at partition ${next.partition} (${next.updated}/${next.replicas} pods updated)`));
+      if (next.reason === 'Inconclusive') out.push(ev('Warning', 'RolloutInconclusive', next.message));
+      else out.push(ev('Normal', 'RolloutPaused', `held at partition ${next.partition} (${next.updated}/${next.replicas} pods updated)`));
       break;
     case 'Completed':
       out.push(ev('Normal', 'RolloutCompleted', next.message));
@@ -105,6 +110,6 @@ export function transitionEvents(prev: RolloutStatus | undefined, next: RolloutS
 }
 
 /** gateStateOf maps a verdict result to the status's gate field. */
-export function gateStateOf(result: 'pass' | 'fail' | 'error' | undefined): GateState | undefined {
-  return result === 'pass' ? 'passing' : result === 'fail' ? 'failing' : result === 'error' ? 'error' : undefined;
+export function gateStateOf(result: 'pass' | 'fail' | 'error' | 'inconclusive' | undefined): GateState | undefined {
+  return result === 'pass' ? 'passing' : result === 'fail' ? 'failing' : result === 'error' ? 'error' : result === 'inconclusive' ? 'inconclusive' : undefined;
 }

@@ -1,6 +1,6 @@
-
 // The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
 // since the epoch), so plan() is a pure function tested in tables.
+import type { CompareCriteria } from '../analysis/compare.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
 export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
@@ -8,11 +8,11 @@ export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking'
 /** PHASES lists every phase, for the one-hot phase metric. */
 export const PHASES: readonly Phase[] = ['Idle', 'Queued', 'WaitingForPods', 'Baking', 'Checking', 'RollingBack', 'RolledBack', 'Paused', 'Failed', 'Completed', 'Bypassed', 'Invalid'];
 
-/** FailureReason says why a rollout was given up: the gate, the progress deadline, or a user's abort. */
-export type FailureReason = 'FailureThreshold' | 'ProgressDeadlineExceeded' | 'Aborted';
+/** FailureReason says why a rollout was given up: the gate, the progress deadline, a user's abort, or gates that could not be evaluated error-limit times in a row. */
+export type FailureReason = 'FailureThreshold' | 'ProgressDeadlineExceeded' | 'Aborted' | 'ErrorLimit';
 
 /** GateState summarises the latest check, so the status can show a Prometheus outage. */
-export type GateState = 'passing' | 'failing' | 'error';
+export type GateState = 'passing' | 'failing' | 'error' | 'inconclusive';
 
 /** RolloutStatus is the JSON of the phased-rollout.io/status annotation. */
 export interface RolloutStatus {
@@ -42,7 +42,28 @@ export interface RolloutStatus {
   previousRevision?: string;
   /** Queued behind another member of its group before its first step: a scale-up does not make it started. */
   waitingToStart?: boolean;
+  /** Why a rollout is Paused when no user paused it: `Inconclusive` (inconclusive-limit checks in a row). */
+  reason?: 'Inconclusive';
+  /** The last measurements of each gate of this revision, newest last (src/rollout/history.ts). */
+  history?: GateHistory;
 }
+
+/**
+ * Measurement is one run of equal outcomes of one gate: its outcome, the last value measured, when it
+ * was last measured, and how many checks in a row had that outcome (`count`, brought up to date
+ * whenever the status is written).
+ */
+export interface Measurement {
+  result: Verdict['result'];
+  value?: string;
+  at: string;
+  count: number;
+  /** Set for a dry-run gate: recorded, never enforced. */
+  dryRun?: true;
+}
+
+/** GateHistory maps a gate's name (query, query.<name>, http.<name>, compare.<name>) to its last measurements. */
+export type GateHistory = Record<string, Measurement[]>;
 
 /** PodView is what the planner needs of one pod. */
 export interface PodView {
@@ -108,10 +129,15 @@ export interface GroupMember {
   down?: string;
 }
 
-/** Verdict is the outcome of one gate query (SPEC §4.3). */
+/**
+ * Verdict is the outcome of one gate check (SPEC §4.3): pass, fail, inconclusive (evaluated, but not
+ * enough to judge: a comparison with too few values), or error (could not be evaluated).
+ */
 export interface Verdict {
-  result: 'pass' | 'fail' | 'error';
+  result: 'pass' | 'fail' | 'error' | 'inconclusive';
   detail: string;
+  /** The measured value in short (a sample, an HTTP status, both sides of a comparison), for the history. */
+  value?: string;
 }
 
 /** Memory is what the controller remembers between reconciles of one StatefulSet (lost on restart). */
@@ -123,6 +149,12 @@ export interface Memory {
   seenAtMs: number;
   streak: number;
   failures: number;
+  /** Checks in a row that could not be evaluated (error-limit); any evaluated check resets it. */
+  errors?: number;
+  /** Inconclusive checks in a row (inconclusive-limit); a pass or a fail resets it, an error does not. */
+  inconclusive?: number;
+  /** The measurements of this revision so far (the status carries them; src/rollout/history.ts). */
+  history?: GateHistory;
   /** Replicas when the step began: growth mid-rollout is a scale the partition must hold back. */
   replicas?: number;
   /**
@@ -145,10 +177,22 @@ export interface CheckRequest {
   /** Set when there is a Prometheus gate. */
   prometheusUrl?: string;
   gates: { name: string; query: string }[];
+  /** Comparison gates: the same expression for the update revision's pods and for the old revision's. */
+  compare?: CompareCheck[];
+  /** Gates whose verdicts are recorded but never enforced (phased-rollout.io/dry-run). */
+  dryRun?: string[];
   secretName?: string;
   /** HTTP gates (phased-rollout.io/http.<name>), URLs rendered. */
   http?: { name: string; url: string }[];
   httpSecretName?: string;
+}
+
+/** CompareCheck is one comparison gate, rendered for one check. */
+export interface CompareCheck {
+  name: string;
+  newQuery: string;
+  oldQuery: string;
+  criteria: CompareCriteria;
 }
 
 /**

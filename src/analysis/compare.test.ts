@@ -1,0 +1,83 @@
+import { DEFAULT_CRITERIA, judgeComparison, parseCriteria, type CompareCriteria } from './compare.js';
+
+const C = (o: Partial<CompareCriteria> = {}): CompareCriteria => ({ ...DEFAULT_CRITERIA, ...o });
+
+describe('parseCriteria', () => {
+  it.each([
+    [undefined, DEFAULT_CRITERIA],
+    ['', DEFAULT_CRITERIA],
+    ['better=higher', C({ better: 'higher' })],
+    ['max-ratio=1.2 max-delta=0.01', C({ maxRatio: 1.2, maxDelta: 0.01 })],
+    ['max-ratio=1.2,  min-samples=3', C({ maxRatio: 1.2, minSamples: 3 })],
+    ['test=mann-whitney alpha=0.01', C({ test: 'mann-whitney', alpha: 0.01 })],
+    ['test=mann-whitney', C({ test: 'mann-whitney' })],
+  ])('%j reads as the criteria', (text, want) => expect(parseCriteria(text)).toEqual(want));
+
+  it.each([
+    ['better=worse', 'better=worse: lower or higher'],
+    ['max-ratio=0.5', 'max-ratio=0.5: a decimal from 1 to 100'],
+    ['max-ratio=1e3', 'max-ratio=1e3: a decimal from 1 to 100'],
+    ['max-ratio=', 'max-ratio=: a decimal from 1 to 100'],
+    ['max-delta=-1', 'max-delta=-1: a decimal of at least 0'],
+    ['max-delta=Infinity', 'max-delta=Infinity: a decimal of at least 0'],
+    ['min-samples=0', 'min-samples=0: an integer from 1 to 10000'],
+    ['min-samples=10001', 'min-samples=10001: an integer from 1 to 10000'],
+    ['test=t-test', 'test=t-test: none or mann-whitney'],
+    ['alpha=0.05', 'alpha goes with test=mann-whitney'],
+    ['test=mann-whitney alpha=0', 'alpha=0: a decimal above 0, at most 0.5'],
+    ['max-ratio=1.1 max-ratio=1.2', 'max-ratio is given twice'],
+    ['tolerance=5%', 'unknown criterion "tolerance"'],
+    ['x'.repeat(513), 'at most 512 characters'],
+  ])('%j is refused: %s', (text, why) => expect(parseCriteria(text)).toBe(why));
+});
+
+describe('judgeComparison', () => {
+  it.each([
+    // [new, old, criteria, result]
+    [[0.01], [0.01], C(), 'pass'],
+    [[0.011], [0.01], C(), 'fail'], // no margin: any worse fails
+    [[0.011], [0.01], C({ maxRatio: 1.2 }), 'pass'],
+    [[0.013], [0.01], C({ maxRatio: 1.2 }), 'fail'],
+    [[0.009], [0.01], C(), 'pass'], // better
+    // A baseline of zero: the ratio allows nothing, the absolute margin does.
+    [[0.001], [0], C({ maxRatio: 2 }), 'fail'],
+    [[0.001], [0], C({ maxRatio: 2, maxDelta: 0.005 }), 'pass'],
+    // Higher is better (throughput): the new side may fall by the margin, not more.
+    [[95], [100], C({ better: 'higher', maxRatio: 1.1 }), 'pass'],
+    [[85], [100], C({ better: 'higher', maxRatio: 1.1 }), 'fail'],
+    [[120], [100], C({ better: 'higher' }), 'pass'],
+    // Negative values: the margin is of the magnitude.
+    [[-0.9], [-1], C({ maxRatio: 1.2 }), 'pass'],
+    [[-0.7], [-1], C({ maxRatio: 1.2 }), 'fail'],
+    // Means over pods.
+    [[1, 3], [2, 2, 2], C(), 'pass'],
+    [[1, 4], [2, 2, 2], C(), 'fail'],
+    // Too few values: inconclusive, not pass.
+    [[], [1], C(), 'inconclusive'],
+    [[1], [], C(), 'inconclusive'],
+    [[1, 1], [1, 1], C({ minSamples: 3 }), 'inconclusive'],
+    // NaN and infinities are not measurements.
+    [[NaN, NaN], [1], C(), 'inconclusive'],
+    [[1, NaN, Infinity], [1], C(), 'pass'],
+  ])('new %j against old %j: %s', (n, o, c, want) => expect(judgeComparison(n, o, c).result).toBe(want));
+
+  it('says both means, the counts and the bound', () => {
+    expect(judgeComparison([0.013], [0.01], C({ maxRatio: 1.2 }))).toEqual({ result: 'fail', detail: 'worse: new 0.013 vs old 0.01 (n=1/1), allowed <= 0.012', value: 'new 0.013 old 0.01' });
+  });
+
+  describe('with the Mann-Whitney test', () => {
+    const mw = C({ test: 'mann-whitney', minSamples: 3 });
+    it('worse and significant: fail, with the p-value', () => {
+      const v = judgeComparison([10, 11, 12, 13, 14], [1, 2, 3, 4, 5], mw);
+      expect(v.result).toBe('fail');
+      expect(v.detail).toContain('Mann-Whitney p=0.003968 < 0.05'); // 1 / C(10,5)
+    });
+    it('worse on average but not significant (one outlier): inconclusive, not fail', () => {
+      const v = judgeComparison([1, 2, 3, 40], [1.5, 2.5, 3.5, 4.5], mw);
+      expect(v.result).toBe('inconclusive');
+      expect(v.detail).toMatch(/not significant.*p=0\.\d+ >= 0\.05/);
+    });
+    it('within the margin: pass without asking the test', () => expect(judgeComparison([1, 2, 3], [1, 2, 3], mw).result).toBe('pass'));
+    it('higher is better: a significant drop fails', () => expect(judgeComparison([1, 2, 3, 4, 5], [10, 11, 12, 13, 14], C({ ...mw, better: 'higher' })).result).toBe('fail'));
+  });
+});

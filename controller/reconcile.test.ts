@@ -120,20 +120,21 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
     apps: c.apps as unknown as AppsV1Api,
     core: c.core as unknown as CoreV1Api,
     events: c.recorder as unknown as EventRecorder,
-    metrics: controllerMetrics(createRegistry()),
+    metrics: o.metrics ?? controllerMetrics(createRegistry()),
     log: quietLog().log,
     defaultPrometheusUrl: 'http://prom:9090',
     prometheusTimeoutMs: 1000,
     resyncMs: 60_000,
     now: o.now ?? (() => T0),
     query: o.query ?? (async () => ({ result: 'pass', detail: 'ok' })),
+    ...(o.samples ? { samples: o.samples } : {}),
     ...(o.fence ? { fence: o.fence } : {}),
     ...(o.budgets ? { budgets: o.budgets } : {}),
   };
@@ -168,6 +169,67 @@ describe('Reconciler: automatic rollback', () => {
     c.sts.state.items = [structuredClone(c.server.sts)];
     await reconciler(c, { query: failing }).reconcile(KEY);
     expect(c.writes).toEqual(['status', 'template {"metadata":{}}']);
+  });
+});
+
+describe('Reconciler: comparison and dry-run gates', () => {
+  const compared = (extra: Record<string, string>) => {
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { 'phased-rollout.io/compare.errors': 'errors{rev="{{revision}}"}', 'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.5', ...extra });
+    return s;
+  };
+  const pods3 = () => [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')];
+  const sides = (byRevision: Record<string, number[] | Verdict>) => {
+    const asked: string[] = [];
+    const samples = async (q: GateQuery) => {
+      asked.push(q.query);
+      const rev = /rev="([^"]+)"/.exec(q.query)?.[1] ?? '';
+      return byRevision[rev] ?? [];
+    };
+    return { asked, samples };
+  };
+  const statusOf = (c: ReturnType<typeof fakeCluster>) => JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!);
+
+  it('queries the expression once per revision and steps when the new revision is within the margin', async () => {
+    const c = fakeCluster(compared({}), pods3());
+    const { asked, samples } = sides({ new: [0.012], old: [0.01] });
+    await reconciler(c, { samples }).reconcile(KEY);
+    expect(asked.sort()).toEqual(['errors{rev="new"}', 'errors{rev="old"}']);
+    expect(partitionOf(c.server.sts)).toBe(1);
+    expect(statusOf(c).history['compare.errors']).toEqual([{ result: 'pass', value: 'new 0.012 old 0.01', at: '2026-01-01T00:00:00.000Z', count: 1 }]);
+  });
+
+  it('worse than the margin fails the check (CheckFailed) and moves nothing', async () => {
+    const c = fakeCluster(compared({}), pods3());
+    await reconciler(c, { samples: sides({ new: [0.02], old: [0.01] }).samples }).reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.events).toContain('CheckFailed');
+    expect(statusOf(c)).toMatchObject({ gate: 'failing', message: expect.stringContaining('compare.errors: worse: new 0.02 vs old 0.01') });
+  });
+
+  it('too few values is inconclusive (CheckInconclusive), and a side that cannot be read is an error naming it', async () => {
+    const c = fakeCluster(compared({}), pods3());
+    await reconciler(c, { samples: sides({ new: [], old: [0.01] }).samples }).reconcile(KEY);
+    expect(c.events).toContain('CheckInconclusive');
+    expect(statusOf(c)).toMatchObject({ gate: 'inconclusive' });
+    const d = fakeCluster(compared({}), pods3());
+    await reconciler(d, { samples: sides({ new: [0.01], old: { result: 'error', detail: 'HTTP 503' } }).samples }).reconcile(KEY);
+    expect(d.events).toContain('PrometheusError');
+    expect(statusOf(d)).toMatchObject({ gate: 'error', message: expect.stringContaining('old revision: HTTP 503') });
+  });
+
+  it('a dry-run gate that fails is told (DryRunCheckFailed), counted by gate, and the step is taken all the same', async () => {
+    const registry = createRegistry();
+    const metrics = controllerMetrics(registry);
+    const c = fakeCluster(compared({ [KEYS.dryRun]: 'compare.errors' }), pods3());
+    await reconciler(c, { samples: sides({ new: [0.5], old: [0.01] }).samples, metrics }).reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(1);
+    expect(c.events).toContain('DryRunCheckFailed');
+    expect(c.events).not.toContain('CheckFailed');
+    expect(statusOf(c).history['compare.errors'][0]).toMatchObject({ result: 'fail', dryRun: true });
+    const text = await registry.metrics();
+    expect(text).toContain('phased_rollout_gate_results_total{namespace="ns",statefulset="db",gate="compare.errors",result="fail",dry_run="true"} 1');
+    expect(text).toContain('phased_rollout_gate_results_total{namespace="ns",statefulset="db",gate="query",result="pass",dry_run="false"} 1');
   });
 });
 

@@ -12,11 +12,12 @@ import { selectorMatches } from '../src/k8s/selector.js';
 import { credentialsAllowed, listed } from '../src/prometheus/allowed.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
-import { queryGate, type GateQuery } from '../src/prometheus/client.js';
-import { combineVerdicts } from '../src/rollout/gates.js';
+import { queryGate, querySamples, type GateQuery } from '../src/prometheus/client.js';
+import { judgeComparison } from '../src/analysis/compare.js';
+import { combineVerdicts, type NamedVerdict } from '../src/rollout/gates.js';
 import { groupOf } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
-import { plan, recordVerdict } from '../src/rollout/plan.js';
+import { plan, recordCheck } from '../src/rollout/plan.js';
 import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
@@ -48,6 +49,8 @@ export interface ReconcileDeps {
   fence?: Fence;
   now?: () => number;
   query?: (q: GateQuery) => Promise<Verdict>;
+  /** A comparison gate's query for one revision: its sample values, or the error; querySamples when absent. */
+  samples?: (q: GateQuery) => Promise<number[] | Verdict>;
   /** The HTTP gate call (phased-rollout.io/http.<name>); httpGate when absent. */
   http?: (g: HttpGateCall) => Promise<Verdict>;
   /** Upper bound of one HTTP gate request. */
@@ -171,9 +174,9 @@ export class Reconciler {
     const first = this.planFor(snap, now(), memory);
     let checked = false;
     if (first.check && first.memory) {
-      const verdict = await this.check(target, first.check);
-      log.debug({ result: verdict.result, detail: verdict.detail, step: first.memory.step }, 'gate checked');
-      memory = recordVerdict(first.memory, verdict, now());
+      const results = await this.check(target, first.check);
+      memory = recordCheck(first.memory, results, now());
+      log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: first.memory.step }, 'gate checked');
       checked = true;
     }
     // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
@@ -237,9 +240,14 @@ export class Reconciler {
     return withDeadline(Math.min(budget, this.d.requestTimeoutMs ?? 10_000), opt);
   }
 
-  private async check(t: EventTarget, req: CheckRequest): Promise<Verdict> {
+  /**
+   * check runs every gate of one check at once and returns each gate's verdict (dry-run gates marked);
+   * the planner's recordCheck decides what they mean. Events and metrics say what was measured.
+   */
+  private async check(t: EventTarget, req: CheckRequest): Promise<NamedVerdict[]> {
     const labels = { namespace: t.namespace, statefulset: t.name };
-    let verdict: Verdict;
+    const dryRun = new Set(req.dryRun ?? []);
+    let results: NamedVerdict[];
     const end = this.d.metrics.checkDuration.startTimer(labels);
     let errorReason = 'PrometheusError';
     try {
@@ -269,19 +277,41 @@ export class Reconciler {
         // editor could read what any address the controller reaches answers (Events, status).
         verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, showBody: listed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
       }));
-      const [fromPrometheus, fromHttp] = await Promise.all([Promise.all(queries), Promise.all(calls)]);
-      verdict = combineVerdicts([...fromPrometheus, ...fromHttp]);
+      // Comparisons: the same expression for the update revision and the old one, both at once.
+      const comparisons = prometheus
+        ? (req.compare ?? []).map(async (g) => {
+            const sides = await Promise.all(
+              [g.newQuery, g.oldQuery].map((query) => (this.d.samples ?? querySamples)({ prometheusUrl: prometheus, query, timeoutMs: this.d.prometheusTimeoutMs, ...(this.d.maxGateAnswerBytes ? { maxBytes: this.d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) })),
+            );
+            const [n, o] = sides;
+            const failed = sides.findIndex((x) => !Array.isArray(x));
+            const verdict: Verdict = failed >= 0 ? { result: 'error', detail: `${failed === 0 ? 'new' : 'old'} revision: ${(sides[failed] as Verdict).detail}` } : judgeComparison(n as number[], o as number[], g.criteria);
+            return { name: g.name, verdict };
+          })
+        : [];
+      const [fromPrometheus, fromHttp, fromCompare] = await Promise.all([Promise.all(queries), Promise.all(calls), Promise.all(comparisons)]);
+      results = [...fromPrometheus, ...fromCompare, ...fromHttp];
       // Named for what could not be evaluated: Prometheus, or only an HTTP gate.
-      if (!fromPrometheus.some((r) => r.verdict.result === 'error') && fromHttp.length > 0) errorReason = 'GateError';
+      if (![...fromPrometheus, ...fromCompare].some((r) => r.verdict.result === 'error' && !dryRun.has(r.name)) && fromHttp.length > 0) errorReason = 'GateError';
     } catch (err) {
       if (!(err instanceof CredentialsError)) throw err;
-      verdict = { result: 'error', detail: err.message };
+      // Every gate is unevaluated for the same reason.
+      const names = [...req.gates, ...(req.compare ?? []), ...(req.http ?? [])].map((g) => g.name);
+      results = names.map((name) => ({ name, verdict: { result: 'error', detail: err.message } }));
     }
     end();
+    for (const r of results) if (dryRun.has(r.name)) r.dryRun = true;
+    const verdict = combineVerdicts(results.filter((r) => !r.dryRun));
     this.d.metrics.checks.inc({ ...labels, result: verdict.result });
+    for (const r of results) this.d.metrics.gateResults.inc({ ...labels, gate: r.name, result: r.verdict.result, dry_run: r.dryRun ? 'true' : 'false' });
     if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, this.writeOptions());
     if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', errorReason, `gate not evaluated: ${verdict.detail}`, this.writeOptions());
-    return verdict;
+    if (verdict.result === 'inconclusive') await this.d.events.emit(t, 'Normal', 'CheckInconclusive', `gate inconclusive: ${verdict.detail}`, this.writeOptions());
+    // A dry-run gate that does not pass is told (it is being trialled), never enforced.
+    for (const r of results) {
+      if (r.dryRun && r.verdict.result !== 'pass') await this.d.events.emit(t, 'Normal', 'DryRunCheckFailed', `dry-run gate ${r.name} ${r.verdict.result === 'fail' ? 'failed' : r.verdict.result === 'error' ? 'not evaluated' : 'inconclusive'} (not enforced): ${r.verdict.detail}`, this.writeOptions());
+    }
+    return results;
   }
 
   private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger, peers: readonly Peer[] = []): Promise<void> {

@@ -12,7 +12,7 @@ describe('httpVerdict', () => {
     [302, '', 'fail', 'HTTP 302'],
     [408, 'proxy timeout', 'error', 'HTTP 408 (no verdict): proxy timeout'],
     [0, '', 'error', 'HTTP 0 (no verdict)'],
-  ])('%i %j -> %s', (status, body, result, detail) => expect(httpVerdict(status, body)).toEqual({ result, detail }));
+  ])('%i %j -> %s', (status, body, result, detail) => expect(httpVerdict(status, body)).toEqual({ result, detail, value: `HTTP ${status}` }));
 
   it('shows only the first 200 bytes of the body, whitespace folded', () => {
     const v = httpVerdict(503, `${'x'.repeat(150)}\n\n${'y'.repeat(300)}`);

@@ -19,7 +19,9 @@ export const BODY_IN_DETAIL = 200;
 export function httpVerdict(status: number, body: string): Verdict {
   const snippet = stripControls(body.slice(0, BODY_IN_DETAIL).replace(/\s+/g, ' ')).trim();
   const shown = snippet ? `: ${snippet}${body.length > BODY_IN_DETAIL ? '...' : ''}` : '';
-  if (status >= 200 && status < 300) return { result: 'pass', detail: `HTTP ${status}` };
-  if (status === 408 || status === 0) return { result: 'error', detail: `HTTP ${status} (no verdict)${shown}` };
-  return { result: 'fail', detail: `HTTP ${status}${shown}` };
+  // The status code is the measured value (the history shows it).
+  const value = `HTTP ${status}`;
+  if (status >= 200 && status < 300) return { result: 'pass', detail: `HTTP ${status}`, value };
+  if (status === 408 || status === 0) return { result: 'error', detail: `HTTP ${status} (no verdict)${shown}`, value };
+  return { result: 'fail', detail: `HTTP ${status}${shown}`, value };
 }

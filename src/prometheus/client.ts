@@ -1,7 +1,7 @@
 // The gate query: GET {url}/api/v1/query?query=... with a timeout, optional bearer/basic auth and CA.
 import { boundedGet, type Credentials } from '../net/bounded-get.js';
 import type { Verdict } from '../rollout/types.js';
-import { verdictOf } from './verdict.js';
+import { valuesOf, verdictOf } from './verdict.js';
 
 export type { Credentials } from '../net/bounded-get.js';
 
@@ -25,13 +25,27 @@ export const MAX_BODY = 256 * 1024;
 
 /** queryGate runs the query and returns its verdict; it never throws (every failure is an `error`). */
 export async function queryGate(q: GateQuery): Promise<Verdict> {
+  const r = await get(q);
+  return 'error' in r ? { result: 'error', detail: r.error } : verdictOf(r.status, r.body);
+}
+
+/** get sends one instant query, bounded in time and size. */
+async function get(q: GateQuery): Promise<{ status: number; body: string } | { error: string }> {
   let url: URL;
   try {
     url = new URL(`${q.prometheusUrl.replace(/\/+$/, '')}/api/v1/query`);
     url.searchParams.set('query', q.query);
   } catch {
-    return { result: 'error', detail: 'invalid Prometheus URL' };
+    return { error: 'invalid Prometheus URL' };
   }
-  const r = await boundedGet(url, { timeoutMs: q.timeoutMs, accept: 'application/json', maxBody: q.maxBytes ?? MAX_BODY, overflow: 'error', ...(q.credentials ? { credentials: q.credentials } : {}) });
-  return 'error' in r ? { result: 'error', detail: r.error } : verdictOf(r.status, r.body);
+  return boundedGet(url, { timeoutMs: q.timeoutMs, accept: 'application/json', maxBody: q.maxBytes ?? MAX_BODY, overflow: 'error', ...(q.credentials ? { credentials: q.credentials } : {}) });
+}
+
+/**
+ * querySamples runs a comparison gate's query for one revision and returns every sample value of the
+ * answer, or the error verdict; it never throws. The same bounds as queryGate.
+ */
+export async function querySamples(q: GateQuery): Promise<number[] | Verdict> {
+  const r = await get(q);
+  return 'error' in r ? { result: 'error', detail: r.error } : valuesOf(r.status, r.body);
 }

@@ -1,4 +1,4 @@
-import { verdictOf } from './verdict.js';
+import { valuesOf, verdictOf } from './verdict.js';
 
 const ok = (data: unknown) => JSON.stringify({ status: 'success', data });
 
@@ -45,4 +45,30 @@ describe('verdictOf (SPEC §4.3)', () => {
     expect(v.detail.length).toBeLessThan(300);
     expect(v.detail).toContain('bad_data');
   });
+});
+
+describe('the measured value (for the history)', () => {
+  it.each([
+    [ok({ resultType: 'vector', result: [{ value: [1, '0.25'] }] }), '0.25'],
+    [ok({ resultType: 'vector', result: [{ value: [1, 'NaN'] }, { value: [1, '2'] }, { value: [1, '3'] }] }), '2 (+1)'],
+    [ok({ resultType: 'vector', result: [] }), 'no samples'],
+    [ok({ resultType: 'vector', result: [{ value: [1, 'NaN'] }] }), 'NaN'],
+    [ok({ resultType: 'scalar', result: [1, '1e-3'] }), '1e-3'],
+  ])('%s: %j', (body, value) => expect(verdictOf(200, body).value).toBe(value));
+  it('an error has none', () => expect(verdictOf(503, 'x').value).toBeUndefined());
+});
+
+describe('valuesOf (comparison gates)', () => {
+  it.each([
+    [ok({ resultType: 'vector', result: [{ value: [1, '1'] }, { value: [1, 'NaN'] }] }), [1, NaN]],
+    [ok({ resultType: 'matrix', result: [{ values: [[1, '1'], [2, '2']] }, { values: [[1, '+Inf']] }] }), [1, 2, Infinity]],
+    [ok({ resultType: 'vector', result: [] }), []],
+    [ok({ resultType: 'scalar', result: [1, '4'] }), [4]],
+  ])('%s', (body, want) => expect(valuesOf(200, body)).toEqual(want));
+  it.each([
+    [400, JSON.stringify({ status: 'error', errorType: 'bad_data', error: 'parse error' })],
+    [200, 'not json'],
+    [200, ok({ resultType: 'vector', result: [{ value: [1, 'banana'] }] })],
+    [200, ok({ resultType: 'string', result: [1, 'x'] })],
+  ])('HTTP %i %s is an error, never values', (status, body) => expect(valuesOf(status, body)).toMatchObject({ result: 'error' }));
 });

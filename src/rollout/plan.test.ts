@@ -1,5 +1,5 @@
 import { KEYS } from '../annotations.js';
-import { plan, recordVerdict } from './plan.js';
+import { plan, recordCheck, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
 import { hasStarted } from './groups.js';
 import type { Action, BudgetView, GroupMember, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
@@ -47,7 +47,7 @@ const events = (r: PlanResult) => of(r, 'event').map((a) => a.reason);
 const statusOf = (r: PlanResult) => of(r, 'writeStatus')[0]?.status;
 
 /** passChecks runs plan -> check -> recordVerdict until the planner stops asking, like the shell does. */
-function runChecks(i: PlanInput, results: ('pass' | 'fail' | 'error')[]): { r: PlanResult; memory?: Memory; now: number } {
+function runChecks(i: PlanInput, results: ('pass' | 'fail' | 'error' | 'inconclusive')[]): { r: PlanResult; memory?: Memory; now: number } {
   let now = i.nowMs;
   let memory = i.memory;
   let r = plan({ ...i, memory });
@@ -625,6 +625,111 @@ describe('plan: restarts, failures, pause', () => {
     const resumed = plan(input(sts({ partition: 2, status: { phase: 'Paused', partition: 2 } }), pods(['old', 'old', 'new'])));
     expect(events(resumed)).toEqual(['RolloutResumed']);
     expect(resumed.phase).toBe('Checking');
+  });
+});
+
+describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, history)', () => {
+  const CMP = 'phased-rollout.io/compare.errors';
+  const ANN = { ...FAST, [CMP]: 'errors{rev="{{revision}}"}', [`${CMP}.criteria`]: 'max-ratio=1.2' };
+
+  it('compares new against old only while both revisions have pods: not before the first step, not at the final check', () => {
+    const first = runChecks(input(sts({ ann: ANN }), pods(['old', 'old', 'old'])), []).r;
+    expect(first.check?.compare).toBeUndefined();
+    const mid = runChecks(input(sts({ ann: ANN, partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new'])), []).r;
+    expect(mid.check?.compare).toEqual([{ name: 'compare.errors', newQuery: 'errors{rev="new"}', oldQuery: 'errors{rev="old"}', criteria: expect.objectContaining({ maxRatio: 1.2 }) }]);
+    // The final check: every pod on the new revision, none left to compare with.
+    const last = runChecks(input(sts({ ann: ANN, partition: 0, status: { phase: 'Checking', partition: 0 } }), pods(['new', 'new', 'new'])), []).r;
+    expect(last.check?.gates).toHaveLength(1);
+    expect(last.check?.compare).toBeUndefined();
+  });
+
+  it('error-limit: that many errors in a row fail the rollout (or roll it back); by default an outage never does', () => {
+    const i = (ann: Record<string, string>) => input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
+    expect(runChecks(i(FAST), Array(50).fill('error')).r.phase).toBe('Checking');
+    const limited = { ...FAST, [KEYS.errorLimit]: '3' };
+    expect(runChecks(i(limited), ['error', 'error']).r.phase).toBe('Checking');
+    // A pass in between ends the row.
+    expect(runChecks(i(limited), ['error', 'error', 'pass', 'error', 'error']).r.phase).toBe('Checking');
+    const failed = runChecks(i(limited), ['error', 'error', 'error']).r;
+    expect(failed.phase).toBe('Failed');
+    expect(statusOf(failed)?.message).toBe('gates could not be evaluated 3 times in a row at partition 2 (error-limit; error); apply a new revision or re-enable to retry');
+    const rb = runChecks(i({ ...limited, [KEYS.onFailure]: 'rollback' }), ['error', 'error', 'error']).r;
+    expect(rb.phase).toBe('RollingBack');
+    expect(statusOf(rb)).toMatchObject({ failedRevision: 'new', failureReason: 'ErrorLimit' });
+  });
+
+  it('inconclusive-limit: pauses for a person with reason Inconclusive, stays paused across a restart, and promote takes the step', () => {
+    const ann = { ...ANN, [KEYS.inconclusiveLimit]: '2' };
+    const s = sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } });
+    const p = pods(['old', 'old', 'new']);
+    expect(runChecks(input(s, p), ['inconclusive']).r.phase).toBe('Checking');
+    expect(statusOf(runChecks(input(s, p), ['inconclusive']).r)).toMatchObject({ gate: 'inconclusive' });
+    // An error between two inconclusive checks does not end the row; a pass does.
+    expect(runChecks(input(s, p), ['inconclusive', 'pass', 'inconclusive']).r.phase).toBe('Checking');
+    const paused = runChecks(input(s, p), ['inconclusive', 'error', 'inconclusive']).r;
+    expect(paused.phase).toBe('Paused');
+    expect(paused.check).toBeUndefined();
+    expect(partitionMoves(paused)).toEqual([]);
+    expect(events(paused)).toEqual(['RolloutInconclusive']);
+    const st = statusOf(paused)!;
+    expect(st).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', partition: 2 });
+    expect(st.message).toBe('paused: 2 inconclusive checks in a row at partition 2 (inconclusive); kubectl phased-rollout promote db to take the step, or abort');
+    // A restart (no memory): still paused, no gate runs.
+    const again = plan(input(sts({ ann, partition: 2, status: st }), p, T0 + 60_000));
+    expect(again.phase).toBe('Paused');
+    expect(again.check).toBeUndefined();
+    expect(again.actions).toEqual([]);
+    // A promotion of another partition or revision changes nothing.
+    for (const promote of ['new@1', 'other@2', 'new/1']) expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), p, T0 + 60_000)).phase).toBe('Paused');
+    // Promoted at this partition: the step is taken at once, the hold is gone.
+    const promoted = plan(input(sts({ ann: { ...ann, [KEYS.promote]: 'new@2' }, partition: 2, status: st }), p, T0 + 60_000));
+    expect(partitionMoves(promoted)).toEqual([1]);
+    expect(of(promoted, 'event').find((e) => e.reason === 'PartitionLowered')?.message).toContain('after promotion by a user after inconclusive checks');
+    expect(statusOf(promoted)).toMatchObject({ phase: 'WaitingForPods', partition: 1 });
+    expect(statusOf(promoted)?.reason).toBeUndefined();
+    // Still a step like any other: a pod that is not ready holds it.
+    expect(partitionMoves(plan(input(sts({ ann: { ...ann, [KEYS.promote]: 'new@2' }, partition: 2, status: st }), pods(['old', 'old', 'new!']), T0 + 60_000)))).toEqual([]);
+    // inconclusive-limit 0: never pauses, holds like an outage.
+    expect(runChecks(input(sts({ ann: { ...ANN, [KEYS.inconclusiveLimit]: '0' }, partition: 2 }), p), Array(10).fill('inconclusive')).r.phase).toBe('Checking');
+  });
+
+  it('promoting an inconclusive final check completes the rollout', () => {
+    const st = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 0, updated: 3, message: 'paused' };
+    const done = plan(input(sts({ ann: { ...ANN, [KEYS.promote]: 'new@0' }, partition: 0, currentRevision: 'new', status: st }), pods(['new', 'new', 'new'])));
+    expect(done.phase).toBe('Completed');
+    expect(statusOf(done)?.message).toContain('promoted by a user after inconclusive checks');
+  });
+
+  it('dry-run gates are checked and recorded in the history, never decide; the history survives steps and restarts', () => {
+    const ann = { ...FAST, [`${KEYS.query}.candidate`]: 'new_slo', [KEYS.dryRun]: 'query.candidate', [KEYS.successThreshold]: '1' };
+    const i = input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
+    const r = plan(i);
+    expect(r.check?.dryRun).toEqual(['query.candidate']);
+    const m = recordCheck(r.memory!, [{ name: 'query', verdict: { result: 'pass', detail: '1 sample(s)', value: '1' } }, { name: 'query.candidate', verdict: { result: 'fail', detail: 'no samples' }, dryRun: true }], T0);
+    const stepped = plan({ ...i, memory: m });
+    expect(partitionMoves(stepped)).toEqual([1]);
+    expect(statusOf(stepped)?.history).toEqual({
+      query: [{ result: 'pass', value: '1', at: '2026-01-01T00:00:00.000Z', count: 1 }],
+      'query.candidate': [{ result: 'fail', at: '2026-01-01T00:00:00.000Z', count: 1, dryRun: true }],
+    });
+    // The next step's memory keeps it; after a restart the status gives it back.
+    expect(stepped.memory?.history).toEqual(statusOf(stepped)?.history);
+    const restarted = plan(input(sts({ ann, partition: 1, status: statusOf(stepped) }), pods(['old', 'new', 'new']), T0 + 1000));
+    expect(restarted.memory?.history).toEqual(statusOf(stepped)?.history);
+    // Another revision starts a history of its own.
+    const other = plan(input(sts({ ann, partition: 3, updateRevision: 'newer', status: statusOf(stepped) }), pods(['old', 'new', 'new']), T0 + 1000));
+    expect(other.memory?.history).toBeUndefined();
+  });
+
+  it('a new outcome of a gate is written to the status; the same outcome again is not', () => {
+    const i = input(sts({ partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
+    const r = plan(i);
+    const fail1 = recordCheck(r.memory!, [{ name: 'query', verdict: { result: 'fail', detail: 'x' } }], T0);
+    const written = plan({ ...i, memory: fail1 });
+    expect(statusOf(written)?.history?.query).toHaveLength(1);
+    const fail2 = recordCheck(fail1, [{ name: 'query', verdict: { result: 'fail', detail: 'x' } }], T0 + 1000);
+    const i2 = { ...i, sts: sts({ partition: 2, status: statusOf(written) }), nowMs: T0 + 1000 };
+    expect(statusOf(plan({ ...i2, memory: fail2 }))).toBeUndefined();
   });
 });
 

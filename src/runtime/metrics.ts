@@ -52,6 +52,7 @@ export interface ControllerMetrics {
   partition: Gauge<'namespace' | 'statefulset'>;
   phase: Gauge<'namespace' | 'statefulset' | 'phase'>;
   checks: Counter<'namespace' | 'statefulset' | 'result'>;
+  gateResults: Counter<'namespace' | 'statefulset' | 'gate' | 'result' | 'dry_run'>;
   replicas: Gauge<'namespace' | 'statefulset'>;
   checkDuration: Histogram<'namespace' | 'statefulset'>;
   steps: Counter<'namespace' | 'statefulset'>;
@@ -68,7 +69,13 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     partition: new Gauge({ name: 'phased_rollout_partition', help: 'Current partition of each opted-in StatefulSet.', labelNames: per, registers: [registry] }),
     replicas: new Gauge({ name: 'phased_rollout_replicas', help: 'spec.replicas of each opted-in StatefulSet (to compare with the partition).', labelNames: per, registers: [registry] }),
     phase: new Gauge({ name: 'phased_rollout_phase', help: 'Rollout phase, one-hot: 1 for the current phase.', labelNames: [...per, 'phase'], registers: [registry] }),
-    checks: new Counter({ name: 'phased_rollout_checks_total', help: 'Gate checks by result (pass, fail, error).', labelNames: [...per, 'result'], registers: [registry] }),
+    checks: new Counter({ name: 'phased_rollout_checks_total', help: 'Gate checks by result (pass, fail, error, inconclusive): the verdict of all enforced gates together.', labelNames: [...per, 'result'], registers: [registry] }),
+    gateResults: new Counter({
+      name: 'phased_rollout_gate_results_total',
+      help: 'Outcomes of each gate (query, query.<name>, http.<name>, compare.<name>) by result; dry_run="true" for gates that are recorded, never enforced.',
+      labelNames: [...per, 'gate', 'result', 'dry_run'],
+      registers: [registry],
+    }),
     checkDuration: new Histogram({
       name: 'phased_rollout_check_duration_seconds',
       help: 'Duration of one gate query against Prometheus.',

@@ -21,9 +21,9 @@ describe('queryGate against the real Prometheus', () => {
     // A zero sample is still a sample: the query, not the value, decides.
     expect((await q('e2e_gate{name="real"}')).result).toBe('pass');
     await setGate('real', 'NaN');
-    await eventually(async () => expect(await q('e2e_gate{name="real"}')).toEqual({ result: 'fail', detail: 'only NaN samples (1)' }), 30_000, 300);
+    await eventually(async () => expect(await q('e2e_gate{name="real"}')).toEqual({ result: 'fail', detail: 'only NaN samples (1)', value: 'NaN' }), 30_000, 300);
     await setGate('real', 'absent');
-    await eventually(async () => expect(await q('e2e_gate{name="real"}')).toEqual({ result: 'fail', detail: 'query returned no samples' }), 30_000, 300);
+    await eventually(async () => expect(await q('e2e_gate{name="real"}')).toEqual({ result: 'fail', detail: 'query returned no samples', value: 'no samples' }), 30_000, 300);
     expect((await q('scalar(vector(2))')).result).toBe('pass');
     expect((await q('scalar(vector(0))')).result).toBe('fail');
     expect((await q('0/0')).result).toBe('fail');

@@ -25,11 +25,11 @@ afterAll(async () => {
 describe('httpGate', () => {
   it('passes on 2xx and fails on another status, showing code and body', async () => {
     handler = (_q, s) => s.writeHead(200).end('passing');
-    expect(await httpGate({ url: `${base}/v1/agent/health/service/name/db`, timeoutMs: 2000 })).toEqual({ result: 'pass', detail: 'HTTP 200' });
+    expect(await httpGate({ url: `${base}/v1/agent/health/service/name/db`, timeoutMs: 2000 })).toEqual({ result: 'pass', detail: 'HTTP 200', value: 'HTTP 200' });
     handler = (_q, s) => s.writeHead(503).end('critical: db-2 check failing');
-    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000, showBody: true })).toEqual({ result: 'fail', detail: 'HTTP 503: critical: db-2 check failing' });
+    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000, showBody: true })).toEqual({ result: 'fail', detail: 'HTTP 503: critical: db-2 check failing', value: 'HTTP 503' });
     // The body only for a URL the operator listed (the shell decides): otherwise the code alone.
-    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 503' });
+    expect(await httpGate({ url: `${base}/healthz`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 503', value: 'HTTP 503' });
   });
 
   it('strips terminal control sequences from the body it shows', async () => {
@@ -41,7 +41,7 @@ describe('httpGate', () => {
 
   it('does not follow a redirect', async () => {
     handler = (_q, s) => s.writeHead(302, { location: 'http://169.254.169.254/' }).end();
-    expect(await httpGate({ url: `${base}/moved`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 302' });
+    expect(await httpGate({ url: `${base}/moved`, timeoutMs: 2000 })).toEqual({ result: 'fail', detail: 'HTTP 302', value: 'HTTP 302' });
   });
 
   it('sends a bearer token or basic auth from the credentials', async () => {
@@ -73,6 +73,6 @@ describe('httpGate', () => {
       // Never ends: the gate must not wait for the rest.
     };
     const v = await httpGate({ url: `${base}/huge`, timeoutMs: 2000, showBody: true });
-    expect(v).toEqual({ result: 'fail', detail: `HTTP 500: ${'e'.repeat(200)}...` });
+    expect(v).toEqual({ result: 'fail', detail: `HTTP 500: ${'e'.repeat(200)}...`, value: 'HTTP 500' });
   });
 });

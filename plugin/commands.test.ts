@@ -1,5 +1,5 @@
 import { KEYS } from '../src/annotations.js';
-import { age, annotationPatch, parseCommand, rolloutPatch, statusJson, statusTable, type StsRow } from './commands.js';
+import { age, annotationPatch, historyTable, parseCommand, rolloutPatch, statusJson, statusTable, type StsRow } from './commands.js';
 
 describe('parseCommand', () => {
   it.each([
@@ -55,6 +55,10 @@ describe('rolloutPatch', () => {
   it('promote names the revision and the step that waits', () => {
     expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: paused } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2/2' } } });
   });
+  it('promote of a rollout paused after inconclusive checks names the revision and the partition', () => {
+    const held = JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'db-2', partition: 7, replicas: 10, updated: 3, message: 'paused: 3 inconclusive checks', since: '' });
+    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2@7' } } });
+  });
   it('promote refuses a rollout that waits for no promotion', () => {
     const checking = JSON.stringify({ phase: 'Checking', revision: 'db-2', partition: 9, replicas: 10, updated: 1, message: 'gate 1/3', since: '' });
     expect(() => rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: checking } })).toThrow('statefulset.apps/db is not waiting for promotion (phase Checking: gate 1/3)');
@@ -67,6 +71,30 @@ describe('rolloutPatch', () => {
     const finalCheck = { [KEYS.status]: JSON.stringify({ phase: 'Checking', revision: 'db-2', previousRevision: 'db-1' }) };
     expect(rolloutPatch('abort', { name: 'db', annotations: finalCheck, updateRevision: 'db-2', currentRevision: 'db-2' })).toEqual({ metadata: { annotations: { [KEYS.abort]: 'db-2', [KEYS.paused]: null } } });
   });
+});
+
+describe('historyTable', () => {
+  const NOW = Date.parse('2026-01-01T01:00:00Z');
+  it('lists each gate\'s runs of outcomes, dry-run gates marked, control characters stripped', () => {
+    const history = {
+      query: [{ result: 'pass', value: '1', at: '2026-01-01T00:59:50Z', count: 3 }],
+      'compare.errors': [
+        { result: 'pass', value: 'new 0.01 old 0.01', at: '2026-01-01T00:58:00Z', count: 2 },
+        { result: 'fail', value: 'new 0.05\u001b[31m old 0.01', at: '2026-01-01T00:59:55Z', count: 1, dryRun: true },
+      ],
+    };
+    const status = JSON.stringify({ phase: 'Checking', revision: 'r', partition: 2, replicas: 3, updated: 1, message: 'm', since: '', history });
+    const out = historyTable({ namespace: 'a', name: 'db', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.status]: status }, partition: 2, replicas: 3 }, NOW);
+    expect(out.split('\n').map((l) => l.trimEnd())).toEqual([
+      '',
+      'GATE                       RESULT   IN A ROW   VALUE                   LAST',
+      'compare.errors             pass     2          new 0.01 old 0.01       2m',
+      'compare.errors (dry-run)   fail     1          new 0.05[31m old 0.01   5s',
+      'query                      pass     3          1                       10s',
+      '',
+    ]);
+  });
+  it('is empty without measurements', () => expect(historyTable({ namespace: 'a', name: 'db', annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up' }, partition: 3, replicas: 3 }, NOW)).toBe(''));
 });
 
 describe('statusTable', () => {

@@ -1,6 +1,7 @@
 // The kubectl plugin's pure parts: argument parsing, the status table, and the patches each verb sends.
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
+import type { GateHistory } from '../src/rollout/types.js';
 import { stripControls } from '../src/text.js';
 import { parseDuration } from '../src/runtime/config.js';
 
@@ -8,13 +9,15 @@ import { parseDuration } from '../src/runtime/config.js';
 export const USAGE = `Usage: kubectl phased-rollout COMMAND [NAME] [-n NAMESPACE | -A]
 
 Commands:
-  status [NAME]   phase, partition and progress of opted-in StatefulSets (all in the namespace if no NAME)
+  status [NAME]   phase, partition and progress of opted-in StatefulSets (all in the namespace if no NAME);
+                  with a NAME, each gate's last measurements too (outcome, checks in a row, value)
                   -w/--watch: print the table again whenever it changes (Ctrl-C to stop)
                   -o json: one JSON object per StatefulSet, in an array (with -w: one array per change)
   pause NAME      hold the partition where it is (sets ${KEYS.paused}: "true")
   resume NAME     continue a paused rollout (removes ${KEYS.paused})
   retry NAME      restart a Failed rollout's gate from zero (clears ${KEYS.status})
-  promote NAME    continue a rollout waiting at a "pause" of ${KEYS.steps} (sets ${KEYS.promote})
+  promote NAME    continue a rollout waiting at a "pause" of ${KEYS.steps}, or take the step of one
+                  paused after inconclusive checks (sets ${KEYS.promote})
   abort NAME      roll the current rollout back to the known-good revision (sets ${KEYS.abort}; ends a pause)
   wait NAME       block until the rollout of the StatefulSet's current revision ends (for pipelines);
                   one line per phase or partition change. Exit 0 Completed, 1 Failed or RolledBack,
@@ -133,6 +136,8 @@ export interface RolloutState {
 export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record<string, unknown> {
   if (verb === 'promote') {
     const status = readStatus(s.annotations);
+    // Paused after inconclusive checks: the promotion names the partition whose step it lets go.
+    if (status?.phase === 'Paused' && status.reason === 'Inconclusive') return { metadata: { annotations: { [KEYS.promote]: `${status.revision}@${status.partition}` } } };
     if (status?.phase !== 'Paused' || status.promotion === undefined) {
       throw new Error(`statefulset.apps/${s.name} is not waiting for promotion (phase ${status?.phase ?? 'unknown'}${status?.message ? `: ${status.message}` : ''})`);
     }
@@ -169,10 +174,14 @@ export interface RolloutReport {
   /** Passing checks of the current step, and how many the step needs. */
   streak?: number;
   successThreshold?: number;
-  /** The latest check's result: passing, failing or error. */
+  /** The latest check's result: passing, failing, error or inconclusive. */
   gate?: string;
   since?: string;
   message: string;
+  /** Why it is Paused when no user paused it (Inconclusive). */
+  reason?: string;
+  /** Each gate's last measurements (src/rollout/history.ts). */
+  history?: GateHistory;
 }
 
 /** reportOf reads one opted-in StatefulSet's report; undefined when it is not opted in. */
@@ -181,7 +190,7 @@ export function reportOf(r: StsRow): RolloutReport | undefined {
   if (parsed.optIn === 'absent') return undefined;
   const s = readStatus(r.annotations);
   const out: RolloutReport = { namespace: r.namespace, name: r.name, phase: s?.phase ?? 'Pending', partition: r.partition, replicas: r.replicas, message: s?.message ?? 'no status yet: is the controller running?' };
-  if (s) Object.assign(out, { revision: s.revision, updated: s.updated, since: s.since }, s.gate ? { gate: s.gate } : {}, s.streak !== undefined ? { streak: s.streak } : {});
+  if (s) Object.assign(out, { revision: s.revision, updated: s.updated, since: s.since }, s.gate ? { gate: s.gate } : {}, s.streak !== undefined ? { streak: s.streak } : {}, s.reason ? { reason: s.reason } : {}, s.history ? { history: s.history } : {});
   if (parsed.ok && parsed.config) out.successThreshold = parsed.config.successThreshold;
   return out;
 }
@@ -217,6 +226,22 @@ export function statusTable(rows: StsRow[], withNamespace: boolean, nowMs: numbe
   const table = [header, ...lines];
   const widths = header.map((_, i) => Math.max(...table.map((l) => (l[i] ?? '').length)));
   return table.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd((widths[i] ?? 0) + 3))).join('')).join('\n') + '\n';
+}
+
+/**
+ * historyTable lists each gate's last measurements of one StatefulSet, oldest first: the outcome, how
+ * many checks in a row had it, the last value and how long ago it was measured. Empty without any.
+ */
+export function historyTable(row: StsRow, nowMs: number): string {
+  const h = reportOf(row)?.history;
+  if (!h || Object.keys(h).length === 0) return '';
+  const lines = Object.keys(h)
+    .sort()
+    .flatMap((gate) => (h[gate] ?? []).map((m) => [m.dryRun ? `${gate} (dry-run)` : gate, m.result, String(m.count), stripControls(m.value ?? '-'), age(m.at, nowMs)]));
+  const header = ['GATE', 'RESULT', 'IN A ROW', 'VALUE', 'LAST'];
+  const table = [header, ...lines];
+  const widths = header.map((_, i) => Math.max(...table.map((l) => (l[i] ?? '').length)));
+  return '\n' + table.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c.padEnd((widths[i] ?? 0) + 3))).join('')).join('\n') + '\n';
 }
 
 /** statusJson renders the reports for scripts. */

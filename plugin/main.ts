@@ -6,7 +6,7 @@ import { apiErrorMessage } from '../src/k8s/errors.js';
 import { runAction } from './actions.js';
 import { dashboard } from './dashboard/main.js';
 import { waitRollout } from './wait-watch.js';
-import { parseCommand, reportOf, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
+import { historyTable, parseCommand, reportOf, statusJson, statusTable, USAGE, type StsRow } from './commands.js';
 
 /** rowOf reads what the status output needs of a StatefulSet. */
 function rowOf(s: V1StatefulSet): StsRow {
@@ -82,7 +82,8 @@ async function main(): Promise<number> {
   const apps = kc.makeApiClient(AppsV1Api);
   try {
     if (cmd.verb === 'status') {
-      const render = (rows: StsRow[]) => (cmd.output === 'json' ? statusJson(rows) : statusTable(rows, cmd.all, Date.now()));
+      // One StatefulSet named: its gates' last measurements below the table.
+      const render = (rows: StsRow[]) => (cmd.output === 'json' ? statusJson(rows) : statusTable(rows, cmd.all, Date.now()) + (cmd.name && rows.length === 1 && rows[0] ? historyTable(rows[0], Date.now()) : ''));
       if (cmd.watch) return await watchStatus(kc, apps, cmd.all ? undefined : namespace, cmd.name, render);
       const list = cmd.name
         ? { items: [await apps.readNamespacedStatefulSet({ name: cmd.name, namespace })] }

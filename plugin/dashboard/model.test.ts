@@ -60,4 +60,12 @@ describe('buildModel', () => {
     expect(card!.gates).toContain('http.health');
     expect(card).toMatchObject({ phase: 'Pending', message: expect.stringContaining('no status yet') });
   });
+
+  it('shows an inconclusive hold, the comparison and dry-run gates, and each gate\'s measurements', () => {
+    const history = { 'compare.errors': [{ result: 'inconclusive', value: 'new n=0 old n=2', at: '2026-11-24T10:00:05Z', count: 3 }], query: [{ result: 'pass', value: '1', at: '2026-11-24T10:00:05Z', count: 4, dryRun: true }] };
+    const ann = { [KEYS.query]: 'up', 'phased-rollout.io/http.consul': 'http://consul/x', 'phased-rollout.io/compare.errors': 'e{rev="{{revision}}"}', [KEYS.dryRun]: 'query', [KEYS.status]: status({ phase: 'Paused', reason: 'Inconclusive', history }) };
+    const [card] = buildModel([sts('db', ann)], [], [event('db', 'CheckInconclusive', '2026-11-24T10:00:05Z', 'gate inconclusive: too few')]);
+    expect(card).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', gates: ['query', 'http.consul', 'compare.errors'], dryRun: ['query'], history });
+    expect(card!.checks).toEqual([{ at: '2026-11-24T10:00:05Z', verdict: 'inconclusive', detail: 'gate inconclusive: too few' }]);
+  });
 });

@@ -7,6 +7,7 @@
 import { KEYS, parseAnnotations } from '../../src/annotations.js';
 import { readStatus } from '../../src/rollout/status.js';
 import { stageCounts } from '../../src/rollout/steps.js';
+import type { GateHistory } from '../../src/rollout/types.js';
 
 /** The parts of Kubernetes objects the model reads (client-node's types fit). */
 export interface StsObj {
@@ -64,6 +65,12 @@ export interface Card {
   stage?: { released: number; of: number };
   /** the stage a pause of the steps waits to be promoted to */
   promotion?: number;
+  /** why it is Paused when no user paused it: Inconclusive (promote takes the step) */
+  reason?: string;
+  /** each gate's last measurements, from the status (dry-run gates marked) */
+  history?: GateHistory;
+  /** gates recorded but never enforced */
+  dryRun?: string[];
   paused: boolean;
   gates: string[];
   pods: PodBox[];
@@ -75,7 +82,7 @@ export interface Card {
 const iso = (t: unknown): string => (t instanceof Date ? t.toISOString() : typeof t === 'string' ? t : '');
 
 /** VERDICTS maps the controller's Event reasons to a check's verdict. */
-const VERDICTS: Record<string, string> = { PartitionLowered: 'pass', RolloutCompleted: 'pass', CheckFailed: 'fail', PrometheusError: 'error', GateError: 'error', RolloutFailed: 'fail' };
+const VERDICTS: Record<string, string> = { PartitionLowered: 'pass', RolloutCompleted: 'pass', CheckFailed: 'fail', PrometheusError: 'error', GateError: 'error', RolloutFailed: 'fail', CheckInconclusive: 'inconclusive' };
 
 /** buildModel returns the cards, grouped (group, order, name) then alone (namespace, name). */
 export function buildModel(sets: readonly StsObj[], pods: readonly PodObj[], events: readonly EventObj[]): Card[] {
@@ -124,7 +131,7 @@ export function buildModel(sets: readonly StsObj[], pods: readonly PodObj[], eve
       replicas,
       updated: boxes.filter((b) => b.on === 'update' && b.ordinal - start < replicas).length,
       paused: annotations[KEYS.paused] === 'true',
-      gates: [...(cfg?.gates ?? []).map((g) => g.name), ...(cfg?.httpGates ?? []).map((g) => g.name)],
+      gates: [...(cfg?.gates ?? []), ...(cfg?.httpGates ?? []), ...(cfg?.compareGates ?? [])].map((g) => g.name),
       pods: boxes,
       checks: mine.filter((e) => VERDICTS[e.reason] !== undefined).slice(0, 6).map((e) => ({ at: e.at, verdict: VERDICTS[e.reason] ?? '', detail: e.message })),
       events: mine.slice(0, 8),
@@ -141,6 +148,9 @@ export function buildModel(sets: readonly StsObj[], pods: readonly PodObj[], eve
       card.stage = { released: counts.filter((n) => n <= replicas - card.partition).length, of: counts.length };
     }
     if (status?.promotion !== undefined) card.promotion = status.promotion;
+    if (status?.reason) card.reason = status.reason;
+    if (status?.history) card.history = status.history;
+    if (cfg && cfg.dryRun.length > 0) card.dryRun = cfg.dryRun;
     if (cfg?.group) {
       card.group = cfg.group;
       card.groupOrder = cfg.groupOrder;

@@ -29,14 +29,17 @@ function age(iso) {
 
 /** What each button may do in a phase (the API decides in the end; this only spares useless clicks). */
 const ENABLED = {
-  promote: (c) => c.phase === 'Paused' && c.promotion !== undefined,
+  promote: (c) => c.phase === 'Paused' && (c.promotion !== undefined || c.reason === 'Inconclusive'),
   pause: (c) => !c.paused,
   resume: (c) => c.paused,
   retry: (c) => c.phase === 'Failed',
   abort: (c) => c.updateRevision !== undefined && c.updateRevision !== c.currentRevision,
 };
 const CONFIRM = {
-  promote: (c) => `Promote ${c.namespace}/${c.name} past the pause${c.promotion !== undefined ? ` to step ${c.promotion}` : ''}?`,
+  promote: (c) =>
+    c.reason === 'Inconclusive'
+      ? `Take the step of ${c.namespace}/${c.name} at partition ${c.partition} although its checks were inconclusive?`
+      : `Promote ${c.namespace}/${c.name} past the pause${c.promotion !== undefined ? ` to step ${c.promotion}` : ''}?`,
   pause: (c) => `Pause ${c.namespace}/${c.name}? Nothing moves until it is resumed.`,
   resume: (c) => `Resume ${c.namespace}/${c.name}?`,
   retry: (c) => `Retry ${c.namespace}/${c.name}? Its gate starts again from zero.`,
@@ -101,7 +104,9 @@ function renderCard(c) {
   fact('partition', `${c.partition}/${c.replicas}`);
   fact('updated', `${c.updated}/${c.replicas} on ${c.updateRevision || '?'}`);
   fact('known-good', c.currentRevision);
-  fact('gate', [c.streak !== undefined && c.successThreshold !== undefined ? `${c.streak}/${c.successThreshold}` : '', c.gate || ''].filter(Boolean).join(' ') + (c.gates.length ? ` (${c.gates.join(', ')})` : ''));
+  const gateName = (g) => ((c.dryRun || []).includes(g) ? `${g} (dry-run)` : g);
+  fact('gate', [c.streak !== undefined && c.successThreshold !== undefined ? `${c.streak}/${c.successThreshold}` : '', c.gate || ''].filter(Boolean).join(' ') + (c.gates.length ? ` (${c.gates.map(gateName).join(', ')})` : ''));
+  if (c.reason === 'Inconclusive') fact('paused', 'after inconclusive checks: promote takes the step, abort rolls back');
   fact('steps', c.steps ? `${c.steps}${c.stage ? `: ${c.stage.released} of ${c.stage.of} released` : ''}${c.promotion !== undefined ? `; waiting to be promoted to step ${c.promotion}` : ''}` : undefined);
   if (c.group) fact('group', `${c.group}, order ${c.groupOrder}`);
   if (c.paused) fact('paused', 'yes (phased-rollout.io/paused)');
@@ -114,6 +119,12 @@ function renderCard(c) {
   const checks = $('.checks', node);
   for (const k of c.checks) checks.append(el('li', { 'data-verdict': k.verdict }, `${age(k.at)} ago ${k.verdict}: ${k.detail}`));
   if (!c.checks.length) checks.append(el('li', {}, 'none reported yet'));
+  // Each gate's last measurements (the status's history): outcome, checks in a row, value.
+  const history = $('.history', node);
+  for (const [gate, runs] of Object.entries(c.history || {}).sort(([a], [b]) => a.localeCompare(b))) {
+    for (const m of runs) history.append(el('li', { 'data-verdict': m.result }, `${gateName(gate)}: ${m.result} x${m.count}${m.value ? `, ${m.value}` : ''}, ${age(m.at)} ago`));
+  }
+  if (!history.childElementCount) history.append(el('li', {}, 'none measured yet'));
   const events = $('.events', node);
   for (const e of c.events) events.append(el('li', { 'data-type': e.type }, `${age(e.at)} ago ${e.reason}${e.count > 1 ? ` (x${e.count})` : ''}: ${e.message}`));
   return node;

@@ -119,7 +119,7 @@ export async function deleteNamespace(ns: string): Promise<void> {
 }
 
 /** setGate sets the gate exporter's series e2e_gate{name} to `1`, `0`, `NaN` or `absent`. */
-export async function setGate(name: string, value: '1' | '0' | 'NaN' | 'absent'): Promise<void> {
+export async function setGate(name: string, value: '1' | '0' | 'NaN' | 'absent' | `${number}`): Promise<void> {
   const r = await fetch(`${env().GATE_URL}/gates/${encodeURIComponent(name)}`, { method: 'PUT', body: value });
   if (r.status !== 204) throw new Error(`gate exporter answered ${r.status}`);
 }

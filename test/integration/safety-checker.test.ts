@@ -1,6 +1,6 @@
 // The safety checker on crafted audit logs: it accepts a gated rollout and names each kind of unsafe
 // step (so it can fail), before it is trusted with real end-to-end runs.
-import { checkSafety, type AuditEvent, type GateChange } from '../support/safety-checker.js';
+import { checkSafety, gateNamesOf, type AuditEvent, type GateChange } from '../support/safety-checker.js';
 
 const CTL = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -28,6 +28,14 @@ const gate = (s: number, value: string): GateChange => ({ at: at(s), name: 'db',
 /** base: three pods on r1 ready, then revision r2 pinned; the gate passing from t=10. */
 const base = (): AuditEvent[] => [podCreate(0, 0, 'r1'), podCreate(0, 1, 'r1'), podCreate(0, 2, 'r1'), podReady(1, 0), podReady(1, 1), podReady(1, 2), status(5, 'r2', 'r1')];
 const opts = { controllerUser: CTL, lagMs: 2500 };
+
+describe('gateNamesOf', () => {
+  it('judges the enforced queries only: dry-run ones and comparison gates are left out', () => {
+    const ann = { ...ANN, 'phased-rollout.io/query.new': 'e2e_gate{name="cand"} == 1', 'phased-rollout.io/dry-run': 'query.new', 'phased-rollout.io/compare.err': 'e2e_gate{name="err-{{revision}}"}' };
+    expect(gateNamesOf(ann, 'db', 2, 3)).toEqual(['db']);
+    expect(gateNamesOf({ ...ann, 'phased-rollout.io/dry-run': 'compare.err' }, 'db', 2, 3)).toEqual(['db', 'cand']);
+  });
+});
 
 describe('checkSafety', () => {
   it('accepts a gated rollout: each step after 3 passes 2 s apart, with the rolled pod ready', () => {

@@ -143,13 +143,17 @@ export function gateNameOf(query: string | undefined): string | undefined {
  * gateNamesOf reads the gate series of every query of a StatefulSet (`query` and `query.<name>`) as
  * judged at partition `from`: a per-pod query names the pod at the partition, or before the first
  * step the highest one (written here from the rule of docs/rollouts.md, not from the planner's code).
- * Undefined when some query has no e2e gate name.
+ * Dry-run queries are left out. Undefined when some query has no e2e gate name. Comparison gates
+ * (compare.<name>) are not judged here: the suites that use them assert their outcome themselves.
  */
 export function gateNamesOf(annotations: Record<string, string>, name: string, from: number, replicas: number): string[] | undefined {
   const ordinal = String(Math.min(from, replicas - 1));
   const names: string[] = [];
+  // Dry-run gates are measured, never enforced: a step while one says no is what they promise.
+  const dryRun = new Set((annotations['phased-rollout.io/dry-run'] ?? '').split(',').map((x) => `phased-rollout.io/${x.trim()}`));
   for (const [k, v] of Object.entries(annotations)) {
     if (k !== 'phased-rollout.io/query' && !k.startsWith('phased-rollout.io/query.')) continue;
+    if (dryRun.has(k)) continue;
     const g = gateNameOf(v.replaceAll('{{ordinal}}', ordinal).replaceAll('{{pod}}', `${name}-${ordinal}`).replaceAll('{{statefulset}}', name));
     if (!g) return undefined;
     names.push(g);

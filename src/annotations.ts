@@ -1,7 +1,7 @@
 // The annotation contract of SPEC §2: every key, default, range and message lives here, and both the
 // webhook and the controller parse through `parseAnnotations` so they can never disagree on a default.
 
-import { CRITERIA_HELP, parseCriteria, type CompareCriteria } from './analysis/compare.js';
+import { CRITERIA_HELP, parseCriteria, type CompareCriteria } from './analysis/criteria.js';
 import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './gate-templates.js';
 
 /** PREFIX is the annotation prefix of every key the product reads or writes. */

@@ -1,6 +1,6 @@
 // The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
 // since the epoch), so plan() is a pure function tested in tables.
-import type { CompareCriteria } from '../analysis/compare.js';
+import type { CompareCriteria } from '../analysis/criteria.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
 export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';

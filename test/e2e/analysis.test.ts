@@ -2,8 +2,9 @@
 // real Prometheus scraping the gate exporter, the controller and webhook processes): a comparison gate
 // of the new revision against the old, inconclusive checks that pause for a person and `kubectl
 // phased-rollout promote`, a dry-run gate that is recorded and never enforced, and error-limit.
-// The exporter's series e2e_gate{name="err-<revision>"} stands for an error rate per revision (what a
-// relabelled controller_revision_hash label gives in a real cluster).
+// The exporter's series e2e_gate{name="err-<namespace>-<revision>"} stands for an error rate per
+// revision (what a relabelled controller_revision_hash label gives in a real cluster); the namespace
+// keeps a run from reading an earlier run's values (revision names depend on the template only).
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
@@ -42,12 +43,12 @@ async function lowestPartition(sts: Rollout, revision: string, ms: number): Prom
 
 describe('comparison gate: the new revision against the old, per step', () => {
   it('rolls a revision no worse than the old to Completed; rolls back one that is worse, before its second pod', async () => {
-    const sts = new Rollout(ns, 'cmp', 3, fastGate('cmp', { [CMP]: 'e2e_gate{name="err-{{revision}}"}', [`${CMP}.criteria`]: 'max-ratio=1.5 max-delta=0.01', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' }));
+    const sts = new Rollout(ns, 'cmp', 3, fastGate('cmp', { [CMP]: 'e2e_gate{name="err-{{namespace}}-{{revision}}"}', [`${CMP}.criteria`]: 'max-ratio=1.5 max-delta=0.01', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' }));
     await sts.create();
     const r1 = (await sts.get()).status.updateRevision as string;
-    await setGate(`err-${r1}`, '0.1');
+    await setGate(`err-${ns}-${r1}`, '0.1');
     const r2 = await sts.roll('registry.example/app:2');
-    await setGate(`err-${r2}`, '0.12'); // worse by 20 %: within max-ratio 1.5
+    await setGate(`err-${ns}-${r2}`, '0.12'); // worse by 20 %: within max-ratio 1.5
     await sts.completed(r2);
     const done = await sts.status();
     // The first step was judged by the query gate alone (no new pod yet); the next ones compared.
@@ -61,7 +62,7 @@ describe('comparison gate: the new revision against the old, per step', () => {
 
     // Revision 3 doubles the error rate of revision 2 (now the known-good one).
     const r3 = await sts.roll('registry.example/app:3');
-    await setGate(`err-${r3}`, '0.3');
+    await setGate(`err-${ns}-${r3}`, '0.3');
     await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'RolledBack', failedRevision: r3, failureReason: 'FailureThreshold' }), 90_000, 500);
     const told = await events('cmp');
     expect(told.map((e) => e.message).join('\n')).toMatch(/compare\.errors: worse: new 0\.3 vs old 0\.12/);
@@ -73,10 +74,10 @@ describe('comparison gate: the new revision against the old, per step', () => {
 
 describe('inconclusive checks pause the rollout for a person', () => {
   it('too few values to compare, inconclusive-limit times in a row: Paused (Inconclusive); promote takes the step', async () => {
-    const sts = new Rollout(ns, 'inc', 3, fastGate('inc', { [CMP]: 'e2e_gate{name="err-{{revision}}"}', [KEYS.inconclusiveLimit]: '2' }));
+    const sts = new Rollout(ns, 'inc', 3, fastGate('inc', { [CMP]: 'e2e_gate{name="err-{{namespace}}-{{revision}}"}', [KEYS.inconclusiveLimit]: '2' }));
     await sts.create();
     const r1 = (await sts.get()).status.updateRevision as string;
-    await setGate(`err-${r1}`, '0.1');
+    await setGate(`err-${ns}-${r1}`, '0.1');
     const r2 = await sts.roll('registry.example/app:2');
     // No series for the new revision: nothing to compare.
     await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', partition: 2, revision: r2 }), 60_000, 300);
@@ -85,6 +86,11 @@ describe('inconclusive checks pause the rollout for a person', () => {
     expect((await events('inc')).map((e) => e.reason)).toEqual(expect.arrayContaining(['CheckInconclusive', 'RolloutInconclusive']));
     // Held: nothing moves while nobody acts, whatever the time.
     expect(await lowestPartition(sts, r2, 3000)).toBe(2);
+    // The new revision measured from now on (the hold runs no gate meanwhile, so nothing moves); the
+    // next checks, at partition 1, have values on both sides once Prometheus scraped them.
+    await setGate(`err-${ns}-${r2}`, '0.1');
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await sts.partition()).toBe(2);
     // A person looks, decides, promotes.
     const promoted = await kubectl(['phased-rollout', 'promote', 'inc', '-n', ns]);
     expect(promoted).toMatchObject({ code: 0, stdout: 'statefulset.apps/inc promoted\n' });
@@ -92,8 +98,8 @@ describe('inconclusive checks pause the rollout for a person', () => {
     expect(await sts.nextStep(2, 30_000)).toBe(true);
     expect((await events('inc')).some((e) => e.reason === 'PartitionLowered' && e.message.includes('after promotion by a user after inconclusive checks'))).toBe(true);
     // With the new revision measured, the comparison decides again and the rollout completes.
-    await setGate(`err-${r2}`, '0.1');
     await sts.completed(r2);
+    expect((await sts.status())?.history?.['compare.errors']?.at(-1)).toMatchObject({ result: 'pass', value: 'new 0.1 old 0.1' });
     expect((await safetyReport(ns, 'inc')).violations).toEqual([]);
   });
 });
@@ -130,7 +136,8 @@ describe('error-limit', () => {
       await eventually(async () => expect((await s.get()).status.readyReplicas ?? 0).toBe(2), 60_000, 300);
     }
     await Promise.all([held.roll('registry.example/app:2'), limited.roll('registry.example/app:2')]);
-    await eventually(async () => expect(await limited.status()).toMatchObject({ phase: 'Failed', gate: 'error' }), 60_000, 300);
+    await eventually(async () => expect(await limited.status()).toMatchObject({ phase: 'Failed' }), 60_000, 300);
+    expect((await limited.status())?.history?.query).toEqual([expect.objectContaining({ result: 'error', count: 3 })]);
     expect((await limited.status())?.message).toMatch(/^gates could not be evaluated 3 times in a row at partition 2 \(error-limit; HTTP 400, bad_data/);
     expect(await limited.partition()).toBe(2);
     // Without error-limit an outage holds: still checking, nothing moved, not failed.

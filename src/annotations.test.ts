@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [], compareGates: [], dryRun: [], errorLimit: 0, inconclusiveLimit: 3 },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [], compareGates: [], dryRun: [], policyRefs: [], errorLimit: 0, inconclusiveLimit: 3 },
     });
   });
 
@@ -84,6 +84,7 @@ describe('parseAnnotations', () => {
         httpGates: [],
         compareGates: [{ name: 'compare.errors', query: 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))', criteria: { better: 'lower', maxRatio: 1.5, maxDelta: 0, minSamples: 1, test: 'mann-whitney', alpha: 0.05 } }],
         dryRun: ['compare.errors'],
+        policyRefs: [],
         errorLimit: 4,
         inconclusiveLimit: 0,
         steps: [{ count: 1 }, { percent: 100, pause: true }],
@@ -213,6 +214,12 @@ describe('parseAnnotations', () => {
       [{ [`${cmp}.criteria`]: 'max-ratio=1.2' }, [`${cmp}.criteria`]], // criteria of no gate
       [{ [KEYS.dryRun]: 'query.nope' }, [KEYS.dryRun]],
       [{ [KEYS.dryRun]: ' , ' }, [KEYS.dryRun]],
+      [{ [KEYS.dryRun]: 'query' }, [KEYS.dryRun]], // every gate dry-run: nothing would judge
+      [{ [KEYS.gates]: 'Bad_Name' }, [KEYS.gates]],
+      [{ [KEYS.gates]: 'a,a' }, [KEYS.gates]],
+      [{ [KEYS.gates]: 'cluster/' }, [KEYS.gates]],
+      [{ [KEYS.gates]: 'ns/other' }, [KEYS.gates]],
+      [{ [KEYS.gates]: Array.from({ length: 11 }, (_, i) => `p${i}`).join(',') }, [KEYS.gates]],
     ])('%j is refused', (extra, keys) => expect(problemsOf(extra)).toEqual(keys));
 
     it('a comparison needs an enforced query or HTTP gate beside it (the first step and the last pod have nothing to compare with)', () => {
@@ -225,6 +232,11 @@ describe('parseAnnotations', () => {
       const r = parseAnnotations({ ...base, [cmp]: 'rate(errors_total[5m])' });
       if (r.ok) throw new Error('expected problems');
       expect(formatProblems(r.problems)).toContain('selects one revision\'s pods with {{revision}}');
+    });
+    it('gate policies: names or cluster/<name>, and they stand in for the required query', () => {
+      expect(parseAnnotations({ [KEYS.enabled]: 'true', [KEYS.gates]: 'etcd-quorum, cluster/slo.v2' })).toMatchObject({ ok: true, config: { gates: [], policyRefs: ['etcd-quorum', 'cluster/slo.v2'] } });
+      // A comparison alone is accepted with policies: whether they bring an enforced gate is known once read.
+      expect(parseAnnotations({ [KEYS.enabled]: 'true', [KEYS.gates]: 'p', [cmp]: q })).toMatchObject({ ok: true });
     });
     it('dry-run names gates as the status does, once each', () => {
       const r = parseAnnotations({ ...base, 'phased-rollout.io/http.consul': 'http://consul:8500/v1/health', [KEYS.dryRun]: 'http.consul, http.consul' });

@@ -30,6 +30,7 @@ export const KEYS = {
   respectPdb: `${PREFIX}respect-pdb`,
   httpSecret: `${PREFIX}http-secret`,
   dryRun: `${PREFIX}dry-run`,
+  gates: `${PREFIX}gates`,
   errorLimit: `${PREFIX}error-limit`,
   inconclusiveLimit: `${PREFIX}inconclusive-limit`,
   status: `${PREFIX}status`,
@@ -94,6 +95,8 @@ export interface RolloutConfig {
   errorLimit: number;
   /** Inconclusive checks in a row before the rollout pauses for a person (0: never). */
   inconclusiveLimit: number;
+  /** Gate policies referenced (phased-rollout.io/gates): `name` (a RolloutGate here) or `cluster/name` (a ClusterRolloutGate). */
+  policyRefs: string[];
   /** A Secret (labelled phased-rollout.io/gate-credentials) with the HTTP gates' token, username/password or ca.crt. */
   httpSecret?: string;
   prometheusUrl?: string;
@@ -222,14 +225,20 @@ function parseUncached(annotations: Annotations): ParseResult {
     ints[name] = parseInteger(a, b.key, b.min, b.max, b.default, problems);
   }
   const httpGates = parseHttpGates(a, problems);
-  const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0, problems);
+  const policyRefs = parsePolicyRefs(a, problems);
+  const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0 || policyRefs.length > 0, problems);
   const compareGates = parseCompareGates(a, problems);
-  const all = gates.length + httpGates.length + compareGates.length;
-  if (all > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*, ${COMPARE_PREFIX}*`, value: `${all} gates`, allowed: `at most ${MAX_GATES} gates in all` });
+  const count = gates.length + httpGates.length + compareGates.length;
+  if (count > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*, ${COMPARE_PREFIX}*`, value: `${count} gates`, allowed: `at most ${MAX_GATES} gates in all` });
   const dryRun = parseDryRun(a, [...gates, ...httpGates, ...compareGates].map((g) => g.name), problems);
   // A comparison needs pods on both revisions: the first step and the final check (and a rollout with no
   // revision to compare with) are judged by the other gates, so at least one must be enforced.
-  if (compareGates.length > 0 && !standardRollingUpdate && ![...gates, ...httpGates].some((g) => !dryRun.includes(g.name))) {
+  // With policies these rules are checked once they are read (src/policies/merge.ts): they may bring the gate.
+  const all = [...gates, ...httpGates, ...compareGates];
+  if (dryRun.length > 0 && policyRefs.length === 0 && all.every((g) => dryRun.includes(g.name))) {
+    problems.push({ key: KEYS.dryRun, value: a[KEYS.dryRun], allowed: 'some of the gates, not all: at least one gate must stay enforced' });
+  }
+  if (compareGates.length > 0 && !standardRollingUpdate && policyRefs.length === 0 && ![...gates, ...httpGates].some((g) => !dryRun.includes(g.name))) {
     problems.push({ key: `${COMPARE_PREFIX}*`, value: compareGates.map((g) => g.name).join(','), allowed: `a comparison gate together with at least one phased-rollout.io/query or http.<name> gate that is not dry-run: it judges the first step and the last pod, where no pods of the other revision are left to compare with` });
   }
   const httpSecret = parseSecretName(a, KEYS.httpSecret, problems);
@@ -244,7 +253,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, gates, httpGates, compareGates, dryRun, paused, standardRollingUpdate, respectPdb, onFailure };
+  const config: RolloutConfig = { ...ints, gates, httpGates, compareGates, dryRun, policyRefs, paused, standardRollingUpdate, respectPdb, onFailure };
   if (httpSecret !== undefined) config.httpSecret = httpSecret;
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;
@@ -289,7 +298,7 @@ function parseInteger(a: Record<string, string | undefined>, key: string, min: n
 }
 
 // A named gate's name: a DNS label, so it reads well in status and Events.
-const GATE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const GATE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
  * parseGates reads `query` and every `query.<name>`: each a non-empty PromQL text whose placeholders
@@ -302,7 +311,7 @@ function parseGates(a: Record<string, string | undefined>, bypass: boolean, prob
     .sort();
   if (keys.length === 0) {
     // The bypass needs no gate, so no query; every gated rollout does.
-    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression, or one or more phased-rollout.io/query.<name> or phased-rollout.io/http.<name> (required unless standard-rolling-update is "true")' });
+    if (!bypass) problems.push({ key: KEYS.query, value: undefined, allowed: 'a PromQL expression, or one or more phased-rollout.io/query.<name> or phased-rollout.io/http.<name>, or gate policies in phased-rollout.io/gates (required unless standard-rolling-update is "true")' });
     return [];
   }
   const gates: GateTemplate[] = [];
@@ -313,13 +322,9 @@ function parseGates(a: Record<string, string | undefined>, bypass: boolean, prob
       problems.push({ key, value: v, allowed: 'a gate name after "query." of lowercase letters, digits and "-" (at most 63), e.g. phased-rollout.io/query.latency' });
       continue;
     }
-    if (v.trim() === '' || v.length > MAX_QUERY_LENGTH) {
-      problems.push({ key, value: v, allowed: `a non-empty PromQL expression of at most ${MAX_QUERY_LENGTH} characters` });
-      continue;
-    }
-    const bad = placeholderProblem(v);
+    const bad = queryProblem(v);
     if (bad) {
-      problems.push({ key, value: v, allowed: `a PromQL expression: ${bad}` });
+      problems.push({ key, value: v, allowed: bad });
       continue;
     }
     gates.push({ name, query: v });
@@ -345,6 +350,21 @@ function parseHttpGates(a: Record<string, string | undefined>, problems: Problem
   return gates;
 }
 
+/** queryProblem says what a gate's PromQL must be (the allowed text), or undefined when it is fine. */
+export function queryProblem(v: string): string | undefined {
+  if (v.trim() === '' || v.length > MAX_QUERY_LENGTH) return `a non-empty PromQL expression of at most ${MAX_QUERY_LENGTH} characters`;
+  const bad = placeholderProblem(v);
+  return bad ? `a PromQL expression: ${bad}` : undefined;
+}
+
+/** compareQueryProblem is queryProblem for a comparison gate, which must select one revision's pods with {{revision}}. */
+export function compareQueryProblem(v: string): string | undefined {
+  if (v.trim() === '' || v.length > MAX_QUERY_LENGTH || !/\{\{\s*revision\s*\}\}/.test(v)) {
+    return `a PromQL expression of at most ${MAX_QUERY_LENGTH} characters that selects one revision's pods with {{revision}}, e.g. rate(http_errors_total{controller_revision_hash="{{revision}}"}[5m])`;
+  }
+  return queryProblem(v);
+}
+
 /**
  * parseCompareGates reads every `compare.<name>` (a PromQL expression that names {{revision}}, so that it
  * selects one revision's pods) and its `compare.<name>.criteria`.
@@ -358,13 +378,9 @@ function parseCompareGates(a: Record<string, string | undefined>, problems: Prob
       problems.push({ key, value: v, allowed: 'a gate name after "compare." of lowercase letters, digits and "-" (at most 63), e.g. phased-rollout.io/compare.errors' });
       continue;
     }
-    if (v.trim() === '' || v.length > MAX_QUERY_LENGTH || !/\{\{\s*revision\s*\}\}/.test(v)) {
-      problems.push({ key, value: v, allowed: `a PromQL expression of at most ${MAX_QUERY_LENGTH} characters that selects one revision's pods with {{revision}}, e.g. rate(http_errors_total{controller_revision_hash="{{revision}}"}[5m])` });
-      continue;
-    }
-    const bad = placeholderProblem(v);
+    const bad = compareQueryProblem(v);
     if (bad) {
-      problems.push({ key, value: v, allowed: `a PromQL expression: ${bad}` });
+      problems.push({ key, value: v, allowed: bad });
       continue;
     }
     const criteria = parseCriteria(a[key + CRITERIA_SUFFIX]);
@@ -379,6 +395,23 @@ function parseCompareGates(a: Record<string, string | undefined>, problems: Prob
     if (a[key.slice(0, -CRITERIA_SUFFIX.length)] === undefined) problems.push({ key, value: a[key], allowed: `criteria of a comparison gate: ${key.slice(0, -CRITERIA_SUFFIX.length)} is missing` });
   }
   return gates;
+}
+
+/** MAX_POLICY_REFS bounds the policies one StatefulSet references. */
+export const MAX_POLICY_REFS = 10;
+/** POLICY_REF is one reference: a RolloutGate name (a DNS subdomain), or `cluster/` and a ClusterRolloutGate name. */
+const POLICY_REF = /^(cluster\/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** parsePolicyRefs reads `phased-rollout.io/gates`: comma-separated policy references, each once. */
+function parsePolicyRefs(a: Record<string, string | undefined>, problems: Problem[]): string[] {
+  const v = a[KEYS.gates];
+  if (v === undefined) return [];
+  const refs = v.split(',').map((x) => x.trim()).filter(Boolean);
+  if (refs.length === 0 || refs.length > MAX_POLICY_REFS || refs.some((r) => !POLICY_REF.test(r)) || new Set(refs).size !== refs.length) {
+    problems.push({ key: KEYS.gates, value: v, allowed: `comma-separated names of RolloutGate policies in this namespace, or cluster/<name> for a ClusterRolloutGate, each once, at most ${MAX_POLICY_REFS}, e.g. "etcd-quorum, cluster/slo"` });
+    return [];
+  }
+  return refs;
 }
 
 /** parseDryRun reads the dry-run list: gate names as the status shows them, each naming a gate of this StatefulSet. */

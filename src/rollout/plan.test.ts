@@ -721,6 +721,28 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(other.memory?.history).toBeUndefined();
   });
 
+  it('gate policies: their gates join the check; a missing one holds the rollout (Invalid, named); an edit restarts the streak', () => {
+    const ann = { [KEYS.enabled]: 'true', [KEYS.gates]: 'quorum', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1' };
+    const s = sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } });
+    const p = pods(['old', 'old', 'new']);
+    const missing = plan(input(s, p));
+    expect(missing.phase).toBe('Invalid');
+    expect(missing.check).toBeUndefined();
+    expect(partitionMoves(missing)).toEqual([]);
+    expect(statusOf(missing)?.message).toBe('gate policy RolloutGate quorum (phased-rollout.io/gates) not found; the rollout holds until it exists');
+    const quorum = { queries: [{ name: 'query.leader', query: 'leader{pod="{{pod}}"} == 1' }], http: [], compare: [], dryRun: [], timing: { successThreshold: 2 } };
+    const withPolicy = (q: typeof quorum, m?: Memory) => plan({ ...input(s, p, T0, m), policies: { quorum: q } });
+    const r = withPolicy(quorum);
+    expect(r.check?.gates).toEqual([{ name: 'quorum/query.leader', query: 'leader{pod="db-2"} == 1' }]);
+    const one = recordCheck(r.memory!, [{ name: 'quorum/query.leader', verdict: { result: 'pass', detail: 'ok' } }], T0);
+    expect(partitionMoves(withPolicy(quorum, one))).toEqual([]); // 1/2 passes
+    // The policy is edited: the pass earned under the old one does not count.
+    const edited = { ...quorum, queries: [{ name: 'query.leader', query: 'leader == 1' }] };
+    expect(withPolicy(edited, one).memory?.streak).toBe(0);
+    const two = recordCheck(one, [{ name: 'quorum/query.leader', verdict: { result: 'pass', detail: 'ok' } }], T0 + 1000);
+    expect(partitionMoves(plan({ ...input(s, p, T0 + 1000, two), policies: { quorum } }))).toEqual([1]);
+  });
+
   it('a new outcome of a gate is written to the status; the same outcome again is not', () => {
     const i = input(sts({ partition: 2, status: { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']));
     const r = plan(i);

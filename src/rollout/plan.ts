@@ -8,6 +8,7 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
+import { withPolicies } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
 export { recordCheck, recordVerdict } from './outcomes.js';
@@ -123,8 +124,9 @@ export function plan(input: PlanInput): PlanResult {
   const c: Ctx = { input, prev, revision, updated, actions: [], ...(previous ? { previous } : {}) };
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
-  const cfg = parsed.config;
-  if (!cfg) return { phase: null, actions: [] }; // not opted in: handled above
+  const own = parsed.config;
+  if (!own) return { phase: null, actions: [] }; // not opted in: handled above
+  let cfg = own;
   if (sts.strategyType === 'OnDelete') return finish(c, 'Invalid', 'updateStrategy OnDelete cannot be gated; use RollingUpdate', { memory: undefined });
 
   // Paused holds everything where it is: no step, no revert, no re-pin, no pod deleted (a scale-up is
@@ -134,6 +136,13 @@ export function plan(input: PlanInput): PlanResult {
   if (cfg.standardRollingUpdate) {
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
+  }
+  // Gate policies (phased-rollout.io/gates) join the StatefulSet's own gates; one missing or refused
+  // holds the rollout, named in the status (src/policies/merge.ts).
+  if (cfg.policyRefs.length > 0) {
+    const merged = withPolicies(cfg, sts.annotations, input.policies ?? {});
+    if (typeof merged === 'string') return finish(c, 'Invalid', merged, { memory: undefined });
+    cfg = merged;
   }
   const queries = cfg.gates.length + cfg.compareGates.length;
   const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;

@@ -1,6 +1,7 @@
 // The controller's view of one StatefulSet and the decisions about it. Plain data only (times in ms
 // since the epoch), so plan() is a pure function tested in tables.
 import type { CompareCriteria } from '../analysis/criteria.js';
+import type { PolicyLookup } from '../policies/merge.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
 export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
@@ -232,6 +233,8 @@ export interface PlanInput {
   allowedPrometheusUrls?: readonly string[];
   /** The controller's --allowed-gate-urls: no HTTP gate goes anywhere else. */
   allowedGateUrls?: readonly string[];
+  /** The gate policies its phased-rollout.io/gates references, as the shell found them (src/policies/merge.ts). */
+  policies?: PolicyLookup;
   /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
   group?: GroupMember[];
   /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */

@@ -1,0 +1,38 @@
+import { parsePolicySpec } from './policy.js';
+
+describe('parsePolicySpec', () => {
+  it('reads every kind of gate, the dry-run ones, and the settings it carries', () => {
+    expect(
+      parsePolicySpec({
+        queries: [{ name: 'leader', query: 'count(etcd_server_has_leader == 1) == 3' }],
+        http: [{ name: 'consul', url: 'http://consul:8500/v1/health/{{pod}}', dryRun: false }],
+        compare: [{ name: 'errors', query: 'rate(e{rev="{{revision}}"}[1m])', criteria: 'max-ratio=1.2', dryRun: true }],
+        periodSeconds: 5,
+        failureThreshold: 12,
+      }),
+    ).toEqual({
+      queries: [{ name: 'query.leader', query: 'count(etcd_server_has_leader == 1) == 3' }],
+      http: [{ name: 'http.consul', url: 'http://consul:8500/v1/health/{{pod}}' }],
+      compare: [{ name: 'compare.errors', query: 'rate(e{rev="{{revision}}"}[1m])', criteria: expect.objectContaining({ maxRatio: 1.2 }) }],
+      dryRun: ['compare.errors'],
+      timing: { periodSeconds: 5, failureThreshold: 12 },
+    });
+  });
+
+  it.each([
+    [{}, ['spec: at least one gate in queries, http or compare']],
+    [null, ['spec: at least one gate in queries, http or compare']],
+    [{ queries: 'up' }, ['spec.queries: a list']],
+    [{ queries: [{ name: 'Bad', query: 'up' }] }, ['spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)']],
+    [{ queries: [{ name: 'a', query: 'up' }, { name: 'a', query: 'up' }] }, ['spec.queries[1].name: a is used twice']],
+    [{ queries: [{ name: 'a', query: '' }] }, ['spec.queries[0].query: a non-empty PromQL expression of at most 8192 characters']],
+    [{ queries: [{ name: 'a', query: 'up{pod={{pod}}}' }] }, [expect.stringMatching(/^spec\.queries\[0\]\.query: a PromQL expression: placeholder \{\{pod\}\} must stand inside/)]],
+    [{ http: [{ name: 'a', url: 'ftp://x' }] }, [expect.stringMatching(/^spec\.http\[0\]\.url: an http\(s\) URL: /)]],
+    [{ compare: [{ name: 'a', query: 'rate(e[1m])' }] }, [expect.stringMatching(/^spec\.compare\[0\]\.query: a PromQL expression .* with \{\{revision\}\}/)]],
+    [{ compare: [{ name: 'a', query: 'e{r="{{revision}}"}', criteria: 'max-ratio=0' }] }, [expect.stringMatching(/^spec\.compare\[0\]\.criteria: .*\(max-ratio=0: a decimal from 1 to 100\)$/)]],
+    [{ queries: [{ name: 'a', query: 'up', dryRun: 'yes' }] }, ['spec.queries[0].dryRun: true or false']],
+    [{ queries: [{ name: 'a', query: 'up' }], periodSeconds: 0 }, ['spec.periodSeconds: an integer from 1 to 86400']],
+    [{ queries: [{ name: 'a', query: 'up' }], successThreshold: '3' }, ['spec.successThreshold: an integer from 1 to 1000']],
+    [{ queries: Array.from({ length: 11 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }, ['spec: at most 10 gates in all (11)']],
+  ])('%j is refused: %j', (spec, problems) => expect(parsePolicySpec(spec)).toEqual(problems));
+});

@@ -1,0 +1,95 @@
+// Gate policies: the spec of a RolloutGate (namespaced) or ClusterRolloutGate (cluster-scoped), shared
+// by the StatefulSets that name it in phased-rollout.io/gates. The CRD's schema and CEL rules refuse a
+// bad policy at the API server; the controller checks it again here with the same rules as the
+// annotations (an older CRD, or one installed by hand, must not let a bad gate through).
+import { compareQueryProblem, GATE_NAME, INTEGER_BOUNDS, queryProblem, type CompareTemplate } from '../annotations.js';
+import { CRITERIA_HELP, parseCriteria } from '../analysis/criteria.js';
+import { urlProblem, type GateTemplate, type HttpGateTemplate } from '../gate-templates.js';
+
+/** GROUP and VERSION of the policy resources. */
+export const POLICY_GROUP = 'phased-rollout.io';
+export const POLICY_VERSION = 'v1alpha1';
+
+/** TIMING lists the settings a policy may carry, each with the annotation it stands in for. */
+export const TIMING = ['initialDelaySeconds', 'periodSeconds', 'successThreshold', 'failureThreshold', 'errorLimit', 'inconclusiveLimit'] as const;
+export type TimingKey = (typeof TIMING)[number];
+
+/** GatePolicy is a checked policy: its gates (named as in the annotations) and the settings it sets. */
+export interface GatePolicy {
+  queries: GateTemplate[];
+  http: HttpGateTemplate[];
+  compare: CompareTemplate[];
+  /** Names (query.<name>, http.<name>, compare.<name>) of its dry-run gates. */
+  dryRun: string[];
+  timing: Partial<Record<TimingKey, number>>;
+}
+
+/** MAX_POLICY_GATES bounds one policy's gates (the StatefulSet's own and its policies' count together too). */
+export const MAX_POLICY_GATES = 10;
+
+type Item = { name?: unknown; query?: unknown; url?: unknown; criteria?: unknown; dryRun?: unknown };
+
+/**
+ * parsePolicySpec checks a policy's spec and returns it, or every problem found (each says where and
+ * what is allowed).
+ */
+export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
+  const problems: string[] = [];
+  const s = (spec && typeof spec === 'object' && !Array.isArray(spec) ? spec : {}) as Record<string, unknown>;
+  const list = (field: string): Item[] => {
+    const v = s[field];
+    if (v === undefined) return [];
+    if (!Array.isArray(v)) {
+      problems.push(`spec.${field}: a list`);
+      return [];
+    }
+    return v.map((x) => (x && typeof x === 'object' ? x : {}) as Item);
+  };
+  const out: GatePolicy = { queries: [], http: [], compare: [], dryRun: [], timing: {} };
+  const seen = new Set<string>();
+  const each = (field: string, kind: string, check: (item: Item, at: string) => string | undefined, add: (name: string, item: Item) => void) => {
+    list(field).forEach((item, i) => {
+      const at = `spec.${field}[${i}]`;
+      const name = typeof item.name === 'string' ? item.name : '';
+      if (!GATE_NAME.test(name)) return void problems.push(`${at}.name: a DNS label (lowercase letters, digits, "-", at most 63)`);
+      const full = `${kind}.${name}`;
+      if (seen.has(full)) return void problems.push(`${at}.name: ${name} is used twice`);
+      seen.add(full);
+      const bad = check(item, at);
+      if (bad) return void problems.push(bad);
+      if (item.dryRun !== undefined && typeof item.dryRun !== 'boolean') return void problems.push(`${at}.dryRun: true or false`);
+      add(full, item);
+      if (item.dryRun === true) out.dryRun.push(full);
+    });
+  };
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  each('queries', 'query', (it, at) => prefixed(`${at}.query`, queryProblem(text(it.query))), (name, it) => out.queries.push({ name, query: text(it.query) }));
+  each('http', 'http', (it, at) => prefixed(`${at}.url`, urlProblem(text(it.url)) && `an http(s) URL: ${urlProblem(text(it.url))}`), (name, it) => out.http.push({ name, url: text(it.url) }));
+  each(
+    'compare',
+    'compare',
+    (it, at) => {
+      const q = prefixed(`${at}.query`, compareQueryProblem(text(it.query)));
+      if (q) return q;
+      if (it.criteria !== undefined && typeof it.criteria !== 'string') return `${at}.criteria: ${CRITERIA_HELP}`;
+      const c = parseCriteria(it.criteria as string | undefined);
+      return typeof c === 'string' ? `${at}.criteria: ${CRITERIA_HELP} (${c})` : undefined;
+    },
+    (name, it) => out.compare.push({ name, query: text(it.query), criteria: parseCriteria(it.criteria as string | undefined) as Exclude<ReturnType<typeof parseCriteria>, string> }),
+  );
+  const count = out.queries.length + out.http.length + out.compare.length;
+  if (count === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http or compare');
+  if (count > MAX_POLICY_GATES) problems.push(`spec: at most ${MAX_POLICY_GATES} gates in all (${count})`);
+  for (const key of TIMING) {
+    const v = s[key];
+    if (v === undefined) continue;
+    const b = INTEGER_BOUNDS[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < b.min || v > b.max) problems.push(`spec.${key}: an integer from ${b.min} to ${b.max}`);
+    else out.timing[key] = v;
+  }
+  return problems.length > 0 ? problems : out;
+}
+
+function prefixed(at: string, problem: string | undefined | false): string | undefined {
+  return problem ? `${at}: ${problem}` : undefined;
+}

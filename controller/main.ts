@@ -2,7 +2,7 @@
 // phased-rollout-controller: config -> informers -> queue -> reconcile -> plan() -> apply.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { makeApiClient, userAgent } from '../src/k8s/client.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { EventRecorder } from '../src/k8s/events.js';
@@ -18,6 +18,7 @@ import { onShutdown } from '../src/runtime/shutdown.js';
 import { controllerSchema } from './config.js';
 import { notifications, notifyConfigProblems } from './notify.js';
 import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
+import { policyInformers, refsOf, startInBackground } from './policies.js';
 
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
@@ -118,12 +119,26 @@ async function main(): Promise<void> {
     { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'poddisruptionbudgets' }) },
   );
 
+  // Gate policies (phased-rollout.io/gates): a change wakes the StatefulSets that name the policy.
+  const gatePolicies = policyInformers(
+    kc,
+    makeApiClient(kc, CustomObjectsApi, agent, metrics.kubeRequests),
+    ns,
+    log,
+    (ref, namespace) => {
+      for (const s of statefulSets.list(namespace)) if (refsOf(s).includes(ref)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+    },
+    (resource) => metrics.kubeRequests.inc({ verb: 'watch', resource }),
+  );
+  let stopping = false;
+
   const told = notifications({ urls: c['notify-url'], allowedUrls: c['allowed-notify-urls'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
     statefulSets,
     pods,
     budgets,
+    policies: gatePolicies,
     apps,
     core,
     events: new EventRecorder(core, log, identity),
@@ -172,6 +187,8 @@ async function main(): Promise<void> {
     log.fatal({ reason: apiErrorMessage(err) }, 'cannot list StatefulSets, Pods and PodDisruptionBudgets');
     process.exit(1);
   }
+  // Not awaited: a cluster without the policy CRDs must not hold anything back (controller/policies.ts).
+  for (const [what, inf] of Object.entries(gatePolicies)) if (inf) void startInBackground(inf, what, log, () => stopping);
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
 
@@ -205,7 +222,7 @@ async function main(): Promise<void> {
       { name: 'lease', run: () => elector?.release() },
       // Messages already decided go out if they can within a moment; a dead receiver never holds shutdown.
       { name: 'notifications', run: () => told.notifier.stop(2000) },
-      { name: 'informers', run: async () => void (await Promise.all([statefulSets.stop(), pods.stop(), budgets.stop()])) },
+      { name: 'informers', run: async () => void ((stopping = true), await Promise.all([statefulSets.stop(), pods.stop(), budgets.stop(), gatePolicies.namespaced.stop(), gatePolicies.cluster?.stop()])) },
       { name: 'metrics server', run: () => new Promise<void>((r) => ops.close(() => r())) },
     ],
     c['shutdown-timeout'],

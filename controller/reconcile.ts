@@ -25,6 +25,8 @@ import { KeyedLock } from '../src/runtime/keyed-lock.js';
 import { livePeerDown, peerMember, type Peer } from './live-peers.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
+import type { PolicyLookup } from '../src/policies/merge.js';
+import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
 export interface ReconcileDeps {
@@ -32,6 +34,8 @@ export interface ReconcileDeps {
   pods: ResilientInformer<V1Pod>;
   /** PodDisruptionBudgets: each step asks the ones over the pods first (phased-rollout.io/respect-pdb). */
   budgets?: ResilientInformer<V1PodDisruptionBudget>;
+  /** The gate policies (phased-rollout.io/gates); absent: a reference is never found. */
+  policies?: PolicyInformers;
   apps: AppsV1Api;
   core: CoreV1Api;
   events: EventRecorder;
@@ -76,6 +80,8 @@ interface Snapshot {
   peers?: Peer[];
   /** The PodDisruptionBudgets over its pods. */
   budgets: BudgetView[];
+  /** The gate policies it references, as found in the caches. */
+  policies: PolicyLookup;
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
@@ -122,8 +128,9 @@ export class Reconciler {
     const raw = this.d.pods.indexed(key);
     const pods = raw.flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
     const budgets = this.budgetsOf(sts, raw);
+    const policies = lookupPolicies(refsOf(sts), namespace, this.d.policies);
     const g = groupOf(view.annotations);
-    if (!g) return { sts, view, pods, budgets };
+    if (!g) return { sts, view, pods, budgets, policies };
     // Peers through current(): our own last write of a peer (a step it just took) counts before the
     // cache shows it. Their pods decide the zone-safety rule (groups.ts).
     const peers: Peer[] = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
@@ -132,7 +139,7 @@ export class Reconciler {
     });
     const cached = (peerName: string, start: number) => this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, start) ?? []);
     const members = peers.map((p) => peerMember(p, cached, nowMs));
-    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers };
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies };
   }
 
   /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
@@ -225,7 +232,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

@@ -1,5 +1,5 @@
 // Reads the shipped manifests (kubectl's JSON List of `kustomize manifests/base`) and prints the objects
-// the end-to-end harness applies: namespace, service accounts, RBAC, the backstop policy, and the
+// the end-to-end harness applies: the gate policy CRDs, namespace, service accounts, RBAC, the backstop policy, and the
 // MutatingWebhookConfiguration with clientConfig switched from the in-cluster Service to a loopback URL.
 // Everything else of the registration (rules, matchConditions, namespaceSelector, timeoutSeconds,
 // failurePolicy) stays exactly as shipped. Usage: node e2e-manifests.mjs LIST.json URL CA_BUNDLE_BASE64
@@ -16,6 +16,7 @@ const objects = readFileSync(file, 'utf8')
   .filter((t) => t.trim() !== '')
   .map((t) => JSON.parse(t));
 const keep = new Set([
+  'CustomResourceDefinition',
   'Namespace',
   'ServiceAccount',
   'ClusterRole',

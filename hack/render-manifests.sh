@@ -13,7 +13,8 @@ render() {
   { echo "$header"; "$helm" template phased-rollout charts/phased-rollout --namespace phased-rollout-system -f hack/base-values.yaml "$@" | sed -e '/^# Source: /d'; } > "$out"
 }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-render "$tmp/base.yaml"
+# The base carries the gate policy CRDs too (the chart installs them from its crds/ folder).
+render "$tmp/base.yaml" --include-crds
 render "$tmp/certificates.yaml" --set certManager.enabled=true --show-only templates/tls.yaml
 if [ "${1:-}" = "--check" ]; then
   ok=0

@@ -1,0 +1,103 @@
+// The gate policies a StatefulSet references (phased-rollout.io/gates), read from two informers:
+// RolloutGate (namespaced) and ClusterRolloutGate. Neither may hold the controller back: a cluster
+// without the CRDs (an install that skipped them) lists nothing, so these informers start in the
+// background and retry; until they have listed, a StatefulSet that references a policy holds with a
+// status that says why, and every other StatefulSet rolls as before.
+import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1StatefulSet } from '@kubernetes/client-node';
+import { KEYS, parseAnnotations } from '../src/annotations.js';
+import { apiErrorMessage } from '../src/k8s/errors.js';
+import { resilientInformer, type ResilientInformer } from '../src/k8s/informer.js';
+import type { PolicyLookup } from '../src/policies/merge.js';
+import { parsePolicySpec, POLICY_GROUP, POLICY_VERSION, type GatePolicy } from '../src/policies/policy.js';
+import type { Logger } from '../src/runtime/logger.js';
+
+/** GateObject is a RolloutGate or ClusterRolloutGate as listed. */
+export interface GateObject extends KubernetesObject {
+  spec?: unknown;
+}
+
+/** PolicyInformers are the two caches; `cluster` is absent for a controller scoped to one namespace. */
+export interface PolicyInformers {
+  namespaced: ResilientInformer<GateObject>;
+  cluster?: ResilientInformer<GateObject>;
+}
+
+/** refsOf lists a StatefulSet's policy references (none when its annotations do not parse). */
+export function refsOf(s: V1StatefulSet): string[] {
+  const a = s.metadata?.annotations ?? {};
+  if (a[KEYS.gates] === undefined) return [];
+  const parsed = parseAnnotations(a);
+  return parsed.ok && parsed.config ? parsed.config.policyRefs : [];
+}
+
+// A policy's check, once per version of the object (the informer replaces the object on every change).
+const checked = new WeakMap<GateObject, GatePolicy | { problem: string }>();
+
+function checkedPolicy(o: GateObject): GatePolicy | { problem: string } {
+  let v = checked.get(o);
+  if (!v) {
+    const p = parsePolicySpec(o.spec);
+    v = Array.isArray(p) ? { problem: p.join('; ') } : p;
+    checked.set(o, v);
+  }
+  return v;
+}
+
+/**
+ * lookupPolicies finds each reference of a StatefulSet in the caches: the checked policy, a problem
+ * (refused spec, caches not listed yet, a cluster policy a namespace-scoped controller cannot read),
+ * or nothing when it does not exist.
+ */
+export function lookupPolicies(refs: readonly string[], namespace: string, inf: PolicyInformers | undefined): PolicyLookup {
+  const out: PolicyLookup = {};
+  for (const ref of refs) {
+    const cluster = ref.startsWith('cluster/');
+    const cache = cluster ? inf?.cluster : inf?.namespaced;
+    if (!cache) {
+      out[ref] = { problem: 'this controller is scoped to one namespace (--namespace) and reads no ClusterRolloutGate' };
+      continue;
+    }
+    if (!cache.synced()) {
+      out[ref] = { problem: `gate policies cannot be read yet (the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} list has not succeeded: are the CRDs installed?)` };
+      continue;
+    }
+    const o = cluster ? cache.get(ref.slice('cluster/'.length)) : cache.get(ref, namespace);
+    if (o) out[ref] = checkedPolicy(o);
+  }
+  return out;
+}
+
+/**
+ * policyInformers makes the two caches; `onChange(ref, namespace)` is told of every policy event, so
+ * that the StatefulSets naming it are looked at again.
+ */
+export function policyInformers(kc: KubeConfig, custom: CustomObjectsApi, ns: string | undefined, log: Logger, onChange: (ref: string, namespace: string | undefined) => void, onWatch: (resource: string) => void): PolicyInformers {
+  const base = `/apis/${POLICY_GROUP}/${POLICY_VERSION}`;
+  const list = (plural: string, namespace?: string) => async () =>
+    (namespace
+      ? await custom.listNamespacedCustomObject({ group: POLICY_GROUP, version: POLICY_VERSION, namespace, plural })
+      : await custom.listClusterCustomObject({ group: POLICY_GROUP, version: POLICY_VERSION, plural })) as KubernetesListObject<GateObject>;
+  const namespaced = resilientInformer<GateObject>(kc, ns ? `${base}/namespaces/${ns}/rolloutgates` : `${base}/rolloutgates`, list('rolloutgates', ns), log, (_t, o) => onChange(o.metadata?.name ?? '', o.metadata?.namespace), { onWatch: () => onWatch('rolloutgates') });
+  if (ns) return { namespaced };
+  const cluster = resilientInformer<GateObject>(kc, `${base}/clusterrolloutgates`, list('clusterrolloutgates'), log, (_t, o) => onChange(`cluster/${o.metadata?.name ?? ''}`, undefined), { onWatch: () => onWatch('clusterrolloutgates') });
+  return { namespaced, cluster };
+}
+
+/**
+ * startInBackground lists and watches, retrying a failed first list with backoff (1 s doubling to
+ * 30 s) until it succeeds or `stopped()` says so; it never throws, so a missing CRD delays nothing else.
+ */
+export async function startInBackground(inf: ResilientInformer<GateObject>, what: string, log: Logger, stopped: () => boolean, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<void> {
+  for (let attempt = 0; !stopped(); attempt++) {
+    try {
+      await inf.start();
+      if (attempt > 0) log.info({ resource: what }, 'gate policies listed');
+      return;
+    } catch (err) {
+      const wait = Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
+      // Said once loudly, then quietly: a cluster without the CRDs is a supported install.
+      (attempt === 0 ? log.warn : log.debug).call(log, { resource: what, reason: apiErrorMessage(err), retryInMs: wait }, 'cannot list gate policies; StatefulSets that reference one hold until they can be read');
+      await sleep(wait);
+    }
+  }
+}

@@ -188,7 +188,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // Not awaited: a cluster without the policy CRDs must not hold anything back (controller/policies.ts).
-  for (const [what, inf] of Object.entries(gatePolicies)) if (inf) void startInBackground(inf, what, log, () => stopping);
+  void startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping);
+  if (gatePolicies.cluster) void startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping);
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
 

@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { parseAnnotations } from '../../src/annotations.js';
-import { filled, gateAnnotations, QUERIES } from './gate.js';
+import { KEYS, parseAnnotations } from '../../src/annotations.js';
+import { withPolicies } from '../../src/policies/merge.js';
+import { parsePolicySpec } from '../../src/policies/policy.js';
+import { filled, gateAnnotations, gatePolicy, QUERIES } from './gate.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -18,6 +20,23 @@ describe('the etcd gate recipe', () => {
     const docs = loadAllYaml(readFileSync(resolve(ROOT, 'examples', 'etcd', 'statefulset.yaml'), 'utf8')) as { kind: string; metadata: { annotations?: Record<string, string> } }[];
     const sts = docs.find((d) => d.kind === 'StatefulSet');
     expect(sts?.metadata.annotations).toEqual(gateAnnotations());
+  });
+
+  it('ships as a RolloutGate (examples/etcd/rolloutgate.yaml) that gives a StatefulSet naming it the same gates and timing', () => {
+    const docs = loadAllYaml(readFileSync(resolve(ROOT, 'examples', 'etcd', 'rolloutgate.yaml'), 'utf8')) as { kind: string; metadata: { name: string }; spec: unknown }[];
+    const gate = docs.find((d) => d.kind === 'RolloutGate');
+    expect(gate?.spec).toEqual(gatePolicy());
+    const policy = parsePolicySpec(gate?.spec);
+    if (Array.isArray(policy)) throw new Error(policy.join('; '));
+    const ann = { [KEYS.enabled]: 'true', [KEYS.gates]: gate?.metadata.name ?? '', [KEYS.onFailure]: 'rollback' };
+    const parsed = parseAnnotations(ann);
+    const own = parseAnnotations(gateAnnotations());
+    if (!parsed.ok || !parsed.config || !own.ok || !own.config) throw new Error('recipe does not parse');
+    const merged = withPolicies(parsed.config, ann, { [gate?.metadata.name ?? '']: policy });
+    if (typeof merged === 'string') throw new Error(merged);
+    const { initialDelaySeconds, periodSeconds, successThreshold, failureThreshold, onFailure } = own.config;
+    expect(merged).toMatchObject({ initialDelaySeconds, periodSeconds, successThreshold, failureThreshold, onFailure });
+    expect(merged.gates.map((g) => g.query).sort()).toEqual(own.config.gates.map((g) => g.query).sort());
   });
 
   it('every query appears in docs/etcd.md', () => {

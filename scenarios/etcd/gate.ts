@@ -44,3 +44,18 @@ export function gateAnnotations(): Record<string, string> {
 
 /** filled is a query with the placeholders the controller fills in for this namespace. */
 export const filled = (query: string, namespace: string) => query.replaceAll('{{namespace}}', namespace);
+
+/**
+ * gatePolicy is the same recipe as a RolloutGate (examples/etcd/rolloutgate.yaml): the queries and the
+ * timing, shared by every etcd StatefulSet of a namespace that names it in phased-rollout.io/gates.
+ * `on-failure` stays on the StatefulSet: what to do on failure is the workload's call.
+ */
+export function gatePolicy(): { queries: { name: string; query: string }[]; initialDelaySeconds: number; periodSeconds: number; successThreshold: number; failureThreshold: number } {
+  return {
+    queries: Object.entries(QUERIES).map(([name, query]) => ({ name, query })),
+    initialDelaySeconds: Number(TIMING['phased-rollout.io/initial-delay-seconds']),
+    periodSeconds: Number(TIMING['phased-rollout.io/period-seconds']),
+    successThreshold: Number(TIMING['phased-rollout.io/success-threshold']),
+    failureThreshold: Number(TIMING['phased-rollout.io/failure-threshold']),
+  };
+}

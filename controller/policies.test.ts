@@ -4,15 +4,15 @@ import type { ResilientInformer } from '../src/k8s/informer.js';
 import { quietLog } from '../test/support/quiet-log.js';
 import { lookupPolicies, refsOf, startInBackground, type GateObject } from './policies.js';
 
-function cache(items: GateObject[], synced = true): ResilientInformer<GateObject> {
+function cache(items: GateObject[], live = true): ResilientInformer<GateObject> {
   return {
     start: async () => undefined,
     stop: async () => undefined,
     get: (name, namespace) => items.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
     list: () => items,
     indexed: () => [],
-    synced: () => synced,
-    live: () => synced,
+    synced: () => live,
+    live: () => live,
   };
 }
 const gate = (name: string, spec: unknown, namespace?: string): GateObject => ({ metadata: { name, ...(namespace ? { namespace } : {}) }, spec });
@@ -32,8 +32,8 @@ describe('lookupPolicies', () => {
   it('a refused spec is a problem that names the field', () => {
     expect(lookupPolicies(['broken'], 'prod', { namespaced, cluster }).broken).toEqual({ problem: 'spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)' });
   });
-  it('caches that have not listed, and cluster policies for a namespace-scoped controller, are problems, never "not found"', () => {
-    expect(lookupPolicies(['quorum'], 'prod', { namespaced: cache([], false) }).quorum).toEqual({ problem: expect.stringContaining('the RolloutGate list has not succeeded: are the CRDs installed?') });
+  it('caches that are not live are a transient problem, cluster policies for a namespace-scoped controller a lasting one; never "not found"', () => {
+    expect(lookupPolicies(['quorum'], 'prod', { namespaced: cache([], false) }).quorum).toEqual({ problem: expect.stringContaining('the RolloutGate cache is not live: are the CRDs installed?'), transient: true });
     expect(lookupPolicies(['cluster/slo'], 'prod', { namespaced })['cluster/slo']).toEqual({ problem: expect.stringContaining('scoped to one namespace') });
     expect(lookupPolicies(['quorum'], 'prod', undefined).quorum).toEqual({ problem: expect.stringContaining('scoped to one namespace') });
   });

@@ -57,8 +57,9 @@ export function lookupPolicies(refs: readonly string[], namespace: string, inf: 
       out[ref] = { problem: 'this controller is scoped to one namespace (--namespace) and reads no ClusterRolloutGate' };
       continue;
     }
-    if (!cache.synced()) {
-      out[ref] = { problem: `gate policies cannot be read yet (the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} list has not succeeded: are the CRDs installed?)` };
+    // Not listed yet, or the watch is down (a policy tightened meanwhile would be missed): wait.
+    if (!cache.live()) {
+      out[ref] = { problem: `gate policies cannot be read now (the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} cache is not live: are the CRDs installed?)`, transient: true };
       continue;
     }
     const o = cluster ? cache.get(ref.slice('cluster/'.length)) : cache.get(ref, namespace);

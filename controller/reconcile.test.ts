@@ -233,6 +233,29 @@ describe('Reconciler: comparison and dry-run gates', () => {
   });
 });
 
+describe('Reconciler: dry-run Events', () => {
+  it('a dry-run gate that keeps failing is told once per change of its outcome, not every period', async () => {
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { [KEYS.successThreshold]: '10', [`${KEYS.query}.candidate`]: 'candidate', [KEYS.dryRun]: 'query.candidate' });
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    let t = T0;
+    let candidate: Verdict = { result: 'fail', detail: 'no samples' };
+    const r = reconciler(c, { now: () => t, query: async (q) => (q.query === 'candidate' ? candidate : { result: 'pass', detail: 'ok' }) });
+    const told = () => c.events.filter((e) => e === 'DryRunCheckFailed').length;
+    await r.reconcile(KEY);
+    t += 1000;
+    await r.reconcile(KEY);
+    expect(told()).toBe(1);
+    candidate = { result: 'pass', detail: 'ok' };
+    t += 1000;
+    await r.reconcile(KEY);
+    candidate = { result: 'fail', detail: 'no samples' };
+    t += 1000;
+    await r.reconcile(KEY);
+    expect(told()).toBe(2);
+  });
+});
+
 describe('Reconciler: rollout groups', () => {
   const grouped = (name: string, order: number, o: Parameters<typeof statefulSet>[0] = {}) => {
     const s = statefulSet(o);

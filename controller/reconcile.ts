@@ -181,7 +181,7 @@ export class Reconciler {
     const first = this.planFor(snap, now(), memory);
     let checked = false;
     if (first.check && first.memory) {
-      const results = await this.check(target, first.check);
+      const results = await this.check(target, first.check, first.memory);
       memory = recordCheck(first.memory, results, now());
       log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: first.memory.step }, 'gate checked');
       checked = true;
@@ -251,7 +251,7 @@ export class Reconciler {
    * check runs every gate of one check at once and returns each gate's verdict (dry-run gates marked);
    * the planner's recordCheck decides what they mean. Events and metrics say what was measured.
    */
-  private async check(t: EventTarget, req: CheckRequest): Promise<NamedVerdict[]> {
+  private async check(t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[]> {
     const labels = { namespace: t.namespace, statefulset: t.name };
     const dryRun = new Set(req.dryRun ?? []);
     let results: NamedVerdict[];
@@ -314,9 +314,11 @@ export class Reconciler {
     if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, this.writeOptions());
     if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', errorReason, `gate not evaluated: ${verdict.detail}`, this.writeOptions());
     if (verdict.result === 'inconclusive') await this.d.events.emit(t, 'Normal', 'CheckInconclusive', `gate inconclusive: ${verdict.detail}`, this.writeOptions());
-    // A dry-run gate that does not pass is told (it is being trialled), never enforced.
+    // A dry-run gate that does not pass is told (it is being trialled), never enforced: once per change
+    // of its outcome, not every period.
     for (const r of results) {
-      if (r.dryRun && r.verdict.result !== 'pass') await this.d.events.emit(t, 'Normal', 'DryRunCheckFailed', `dry-run gate ${r.name} ${r.verdict.result === 'fail' ? 'failed' : r.verdict.result === 'error' ? 'not evaluated' : 'inconclusive'} (not enforced): ${r.verdict.detail}`, this.writeOptions());
+      const last = before.history?.[r.name]?.at(-1)?.result;
+      if (r.dryRun && r.verdict.result !== 'pass' && r.verdict.result !== last) await this.d.events.emit(t, 'Normal', 'DryRunCheckFailed', `dry-run gate ${r.name} ${r.verdict.result === 'fail' ? 'failed' : r.verdict.result === 'error' ? 'not evaluated' : 'inconclusive'} (not enforced): ${r.verdict.detail}`, this.writeOptions());
     }
     return results;
   }

@@ -56,8 +56,9 @@ describe('rolloutPatch', () => {
     expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: paused } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2/2' } } });
   });
   it('promote of a rollout paused after inconclusive checks names the revision and the partition', () => {
-    const held = JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'db-2', partition: 7, replicas: 10, updated: 3, message: 'paused: 3 inconclusive checks', since: '' });
-    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2@7' } } });
+    const held = (since: string) => JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'db-2', partition: 7, replicas: 10, updated: 3, message: 'paused: 3 inconclusive checks', since });
+    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held('2026-11-25T22:00:05.123Z') } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2@7@1795644005' } } });
+    expect(() => rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held('') } })).toThrow('has no readable start of its inconclusive hold');
   });
   it('promote refuses a rollout that waits for no promotion', () => {
     const checking = JSON.stringify({ phase: 'Checking', revision: 'db-2', partition: 9, replicas: 10, updated: 1, message: 'gate 1/3', since: '' });

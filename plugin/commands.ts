@@ -136,8 +136,13 @@ export interface RolloutState {
 export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record<string, unknown> {
   if (verb === 'promote') {
     const status = readStatus(s.annotations);
-    // Paused after inconclusive checks: the promotion names the partition whose step it lets go.
-    if (status?.phase === 'Paused' && status.reason === 'Inconclusive') return { metadata: { annotations: { [KEYS.promote]: `${status.revision}@${status.partition}` } } };
+    // Paused after inconclusive checks: the promotion names the partition whose step it lets go, and the
+    // hold by its start, so that it never lets a later hold of the same revision go.
+    if (status?.phase === 'Paused' && status.reason === 'Inconclusive') {
+      const hold = Math.floor(Date.parse(status.since) / 1000);
+      if (!Number.isFinite(hold) || hold <= 0) throw new Error(`statefulset.apps/${s.name} has no readable start of its inconclusive hold (status.since ${JSON.stringify(status.since)})`);
+      return { metadata: { annotations: { [KEYS.promote]: `${status.revision}@${status.partition}@${hold}` } } };
+    }
     if (status?.phase !== 'Paused' || status.promotion === undefined) {
       throw new Error(`statefulset.apps/${s.name} is not waiting for promotion (phase ${status?.phase ?? 'unknown'}${status?.message ? `: ${status.message}` : ''})`);
     }

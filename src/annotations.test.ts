@@ -59,7 +59,7 @@ describe('parseAnnotations', () => {
       [KEYS.inconclusiveLimit]: '0',
       [KEYS.dryRun]: 'compare.errors',
       'phased-rollout.io/compare.errors': 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))',
-      'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.5 test=mann-whitney',
+      'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.5 test=mann-whitney min-samples=4',
       [KEYS.status]: '{"phase":"Idle"}',
     });
     expect(r).toEqual({
@@ -82,7 +82,7 @@ describe('parseAnnotations', () => {
         standardRollingUpdate: false,
         respectPdb: false,
         httpGates: [],
-        compareGates: [{ name: 'compare.errors', query: 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))', criteria: { better: 'lower', maxRatio: 1.5, maxDelta: 0, minSamples: 1, test: 'mann-whitney', alpha: 0.05 } }],
+        compareGates: [{ name: 'compare.errors', query: 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))', criteria: { better: 'lower', maxRatio: 1.5, maxDelta: 0, minSamples: 4, test: 'mann-whitney', alpha: 0.05 } }],
         dryRun: ['compare.errors'],
         policyRefs: [],
         errorLimit: 4,
@@ -208,6 +208,7 @@ describe('parseAnnotations', () => {
     it.each([
       [{ [cmp]: 'rate(errors_total[5m])' }, [cmp]], // no {{revision}}: both sides would be the same query
       [{ [cmp]: 'rate(errors_total{controller_revision_hash={{revision}}}[5m])' }, [cmp]], // outside a literal
+      [{ [cmp]: 'e{rev="{{revision}}",pod="{{pod}}"}' }, [cmp]], // one pod: the other side selects nothing
       [{ [cmp]: '' }, [cmp]],
       [{ 'phased-rollout.io/compare.Errors': q }, ['phased-rollout.io/compare.Errors']],
       [{ [cmp]: q, [`${cmp}.criteria`]: 'max-ratio=0.9' }, [`${cmp}.criteria`]],
@@ -243,11 +244,11 @@ describe('parseAnnotations', () => {
       expect(r).toMatchObject({ ok: true, config: { dryRun: ['http.consul'] } });
     });
     it.each([
-      ['db-5d4f8c7b9@3', { revision: 'db-5d4f8c7b9', partition: 3 }],
-      ['db-5d4f8c7b9@0', { revision: 'db-5d4f8c7b9', partition: 0 }],
+      ['db-5d4f8c7b9@3@1764111111', { revision: 'db-5d4f8c7b9', partition: 3, hold: 1764111111 }],
+      ['db-5d4f8c7b9@0@1', { revision: 'db-5d4f8c7b9', partition: 0, hold: 1 }],
       ['db-5d4f8c7b9/3', { revision: 'db-5d4f8c7b9', stage: 3 }],
     ])('promote %j', (v, want) => expect(parseAnnotations({ ...base, [KEYS.promote]: v })).toMatchObject({ ok: true, config: { promote: want } }));
-    it.each(['db@-1', 'db@01', 'db@', 'db@1/2', 'db/0'])('promote %j is refused', (v) => expect(problemsOf({ [KEYS.promote]: v })).toEqual([KEYS.promote]));
+    it.each(['db@-1@1', 'db@01@1', 'db@@1', 'db@1', 'db@1@', 'db@1@0', 'db@1/2', 'db/0'])('promote %j is refused', (v) => expect(problemsOf({ [KEYS.promote]: v })).toEqual([KEYS.promote]));
   });
 
   it('names the placeholder problem in the message', () => {

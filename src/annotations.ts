@@ -121,9 +121,10 @@ export interface RolloutConfig {
   steps?: Step[];
   /**
    * What a user promoted with `kubectl phased-rollout promote`: a pause of the steps (`<revision>/<stage>`),
-   * or an inconclusive hold at a partition (`<revision>@<partition>`).
+   * or one inconclusive hold (`<revision>@<partition>@<hold>`, the hold's start in Unix seconds: a
+   * promotion lets that hold's step go, never a later hold of the same revision at the same partition).
    */
-  promote?: { revision: string; stage: number } | { revision: string; partition: number };
+  promote?: { revision: string; stage: number } | { revision: string; partition: number; hold: number };
   /** The revision a user asked to roll back (`kubectl phased-rollout abort`). */
   abort?: string;
 }
@@ -362,6 +363,9 @@ export function compareQueryProblem(v: string): string | undefined {
   if (v.trim() === '' || v.length > MAX_QUERY_LENGTH || !/\{\{\s*revision\s*\}\}/.test(v)) {
     return `a PromQL expression of at most ${MAX_QUERY_LENGTH} characters that selects one revision's pods with {{revision}}, e.g. rate(http_errors_total{controller_revision_hash="{{revision}}"}[5m])`;
   }
+  // {{pod}} and {{ordinal}} name the pod at the partition, a pod of one revision only: the other side
+  // would select nothing, and the comparison would stay inconclusive for ever.
+  if (/\{\{\s*(pod|ordinal)\s*\}\}/.test(v)) return 'a PromQL expression that selects the pods of one revision: {{pod}} and {{ordinal}} name one pod, the same on both sides; use {{revision}}';
   return queryProblem(v);
 }
 
@@ -499,8 +503,8 @@ function parseSteps(a: Record<string, string | undefined>, problems: Problem[]):
   return steps;
 }
 
-// A ControllerRevision name (a DNS subdomain) and a stage number, or "@" and a partition.
-const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(\/([1-9][0-9]{0,2})|@(0|[1-9][0-9]{0,5}))$/;
+// A ControllerRevision name (a DNS subdomain) and a stage number, or "@" a partition "@" a hold's start.
+const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(\/([1-9][0-9]{0,2})|@(0|[1-9][0-9]{0,5})@([1-9][0-9]{0,11}))$/;
 const REVISION = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 function parseRevision(a: Record<string, string | undefined>, key: string, problems: Problem[]): string | undefined {
@@ -523,8 +527,8 @@ function parsePromote(a: Record<string, string | undefined>, problems: Problem[]
   const v = a[KEYS.promote];
   if (v === undefined) return undefined;
   const m = PROMOTE.exec(v);
-  if (m) return m[4] !== undefined ? { revision: m[1] ?? '', stage: Number(m[4]) } : { revision: m[1] ?? '', partition: Number(m[5]) };
-  problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step> or <revision>@<partition>, as `kubectl phased-rollout promote` writes it' });
+  if (m) return m[4] !== undefined ? { revision: m[1] ?? '', stage: Number(m[4]) } : { revision: m[1] ?? '', partition: Number(m[5]), hold: Number(m[6]) };
+  problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step> or <revision>@<partition>@<hold>, as `kubectl phased-rollout promote` writes it' });
   return undefined;
 }
 

@@ -33,7 +33,7 @@ describe('the etcd gate recipe', () => {
     const own = parseAnnotations(gateAnnotations());
     if (!parsed.ok || !parsed.config || !own.ok || !own.config) throw new Error('recipe does not parse');
     const merged = withPolicies(parsed.config, ann, { [gate?.metadata.name ?? '']: policy });
-    if (typeof merged === 'string') throw new Error(merged);
+    if ('problem' in merged) throw new Error(merged.problem);
     const { initialDelaySeconds, periodSeconds, successThreshold, failureThreshold, onFailure } = own.config;
     expect(merged).toMatchObject({ initialDelaySeconds, periodSeconds, successThreshold, failureThreshold, onFailure });
     expect(merged.gates.map((g) => g.query).sort()).toEqual(own.config.gates.map((g) => g.query).sort());

@@ -9,8 +9,8 @@ describe('parseCriteria', () => {
     ['better=higher', C({ better: 'higher' })],
     ['max-ratio=1.2 max-delta=0.01', C({ maxRatio: 1.2, maxDelta: 0.01 })],
     ['max-ratio=1.2,  min-samples=3', C({ maxRatio: 1.2, minSamples: 3 })],
-    ['test=mann-whitney alpha=0.01', C({ test: 'mann-whitney', alpha: 0.01 })],
-    ['test=mann-whitney', C({ test: 'mann-whitney' })],
+    ['test=mann-whitney alpha=0.01 min-samples=5', C({ test: 'mann-whitney', alpha: 0.01, minSamples: 5 })],
+    ['test=mann-whitney min-samples=4', C({ test: 'mann-whitney', minSamples: 4 })],
   ])('%j reads as the criteria', (text, want) => expect(parseCriteria(text)).toEqual(want));
 
   it.each([
@@ -25,6 +25,10 @@ describe('parseCriteria', () => {
     ['test=t-test', 'test=t-test: none or mann-whitney'],
     ['alpha=0.05', 'alpha goes with test=mann-whitney'],
     ['test=mann-whitney alpha=0', 'alpha=0: a decimal above 0, at most 0.5'],
+    // 3 a side: the smallest p is 1/20 = 0.05, never below alpha 0.05.
+    ['test=mann-whitney min-samples=3', 'test=mann-whitney with alpha=0.05 needs min-samples=4 or more (with 3 a side no p-value can be below alpha)'],
+    ['test=mann-whitney', 'test=mann-whitney with alpha=0.05 needs min-samples=4 or more (with 1 a side no p-value can be below alpha)'],
+    ['test=mann-whitney alpha=0.01 min-samples=4', 'test=mann-whitney with alpha=0.01 needs min-samples=5 or more (with 4 a side no p-value can be below alpha)'],
     ['max-ratio=1.1 max-ratio=1.2', 'max-ratio is given twice'],
     ['tolerance=5%', 'unknown criterion "tolerance"'],
     ['x'.repeat(513), 'at most 512 characters'],

@@ -29,6 +29,13 @@ const DECIMAL = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,9})?$/;
 const INTEGER = /^[1-9][0-9]{0,4}$/;
 const MAX_TEXT = 512;
 
+/** smallestP is the smallest one-sided p-value of the exact test with n values on each side: 1 / C(2n, n). */
+function smallestP(n: number): number {
+  let ways = 1;
+  for (let k = 1; k <= n; k++) ways = (ways * (n + k)) / k;
+  return 1 / ways;
+}
+
 /** parseCriteria reads the criteria annotation; a string is the reason it is refused. */
 export function parseCriteria(text: string | undefined): CompareCriteria | string {
   const c: CompareCriteria = { ...DEFAULT_CRITERIA };
@@ -72,5 +79,12 @@ export function parseCriteria(text: string | undefined): CompareCriteria | strin
     }
   }
   if (seen.has('alpha') && c.test !== 'mann-whitney') return 'alpha goes with test=mann-whitney';
+  // With n values a side the smallest p the test can give is 1 / C(2n, n): a min-samples too small for
+  // alpha makes a test that can never find a difference, so a worse revision would only ever pause.
+  if (c.test === 'mann-whitney' && smallestP(c.minSamples) >= c.alpha) {
+    let n = c.minSamples;
+    while (smallestP(n) >= c.alpha) n++;
+    return `test=mann-whitney with alpha=${c.alpha} needs min-samples=${n} or more (with ${c.minSamples} a side no p-value can be below alpha)`;
+  }
   return c;
 }

@@ -21,7 +21,7 @@ describe('withPolicies', () => {
   it('adds every policy gate, named by its reference, after the StatefulSet\'s own; all must pass', () => {
     const a = { [KEYS.query]: 'up', [KEYS.gates]: 'etcd-quorum,cluster/slo' };
     const c = withPolicies(configOf(a), a, found);
-    if (typeof c === 'string') throw new Error(c);
+    if ('problem' in c) throw new Error(c.problem);
     expect(c.gates.map((g) => g.name)).toEqual(['query', 'etcd-quorum/query.leader']);
     expect(c.httpGates.map((g) => g.name)).toEqual(['cluster/slo/http.probe']);
     expect(c.compareGates.map((g) => g.name)).toEqual(['etcd-quorum/compare.lag']);
@@ -31,7 +31,7 @@ describe('withPolicies', () => {
   it('settings: the StatefulSet\'s annotation wins; otherwise the strictest of the policies', () => {
     const a = { [KEYS.gates]: 'etcd-quorum,cluster/slo', [KEYS.periodSeconds]: '1' };
     const c = withPolicies(configOf(a), a, found);
-    if (typeof c === 'string') throw new Error(c);
+    if ('problem' in c) throw new Error(c.problem);
     expect(c).toMatchObject({ periodSeconds: 1, initialDelaySeconds: 15, successThreshold: 2, failureThreshold: 3, errorLimit: 0, inconclusiveLimit: 3 });
     // failure-threshold 0 (never) only when every policy that sets it says 0.
     const never = policy({ queries: [{ name: 'a', query: 'up' }], failureThreshold: 0 });
@@ -42,11 +42,12 @@ describe('withPolicies', () => {
   });
 
   it.each([
-    [{ [KEYS.gates]: 'missing' }, {}, 'gate policy RolloutGate missing (phased-rollout.io/gates) not found; the rollout holds until it exists'],
-    [{ [KEYS.gates]: 'cluster/x' }, { 'cluster/x': { problem: 'spec.queries[0].query: bad' } }, 'gate policy ClusterRolloutGate x (phased-rollout.io/gates) cannot be used: spec.queries[0].query: bad; the rollout holds until it is fixed'],
-    // Only a dry-run comparison and nothing enforced beside it.
-    [{ [KEYS.gates]: 'lag-only' }, { 'lag-only': policy({ compare: [{ name: 'lag', query: 'lag{rev="{{revision}}"}' }] }) }, expect.stringMatching(/^a comparison gate needs at least one query or HTTP gate that is not dry-run/)],
-    [{ [KEYS.gates]: 'dry' }, { dry: policy({ queries: [{ name: 'a', query: 'up', dryRun: true }] }) }, 'every gate is dry-run: at least one must be enforced'],
-    [{ [KEYS.query]: 'up', [KEYS.gates]: 'many' }, { many: policy({ queries: Array.from({ length: 10 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }) }, '11 gates with the policies of phased-rollout.io/gates; at most 10 in all'],
-  ])('%j with %j holds: %s', (a, lookup, why) => expect(withPolicies(configOf(a), a, lookup as PolicyLookup)).toEqual(why));
+    [{ [KEYS.gates]: 'missing' }, {}, { problem: 'gate policy RolloutGate missing (phased-rollout.io/gates) not found; the rollout holds until it exists' }],
+    [{ [KEYS.gates]: 'cluster/x' }, { 'cluster/x': { problem: 'spec.queries[0].query: bad' } }, { problem: 'gate policy ClusterRolloutGate x (phased-rollout.io/gates) cannot be used: spec.queries[0].query: bad; the rollout holds until it is fixed' }],
+    [{ [KEYS.gates]: 'x' }, { x: { problem: 'not live', transient: true } }, { problem: expect.stringContaining('not live'), transient: true }],
+    // Only a comparison and nothing enforced beside it.
+    [{ [KEYS.gates]: 'lag-only' }, { 'lag-only': policy({ compare: [{ name: 'lag', query: 'lag{rev="{{revision}}"}' }] }) }, { problem: expect.stringMatching(/^a comparison gate needs at least one query or HTTP gate that is not dry-run/) }],
+    [{ [KEYS.gates]: 'dry' }, { dry: policy({ queries: [{ name: 'a', query: 'up', dryRun: true }] }) }, { problem: 'every gate is dry-run: at least one must be enforced' }],
+    [{ [KEYS.query]: 'up', [KEYS.gates]: 'many' }, { many: policy({ queries: Array.from({ length: 10 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }) }, { problem: '11 gates with the policies of phased-rollout.io/gates; at most 10 in all' }],
+  ])('%j with %j holds: %j', (a, lookup, why) => expect(withPolicies(configOf(a), a, lookup as PolicyLookup)).toEqual(why));
 });

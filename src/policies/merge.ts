@@ -4,8 +4,18 @@
 import { INTEGER_BOUNDS, MAX_GATES, type RolloutConfig } from '../annotations.js';
 import { TIMING, type GatePolicy, type TimingKey } from './policy.js';
 
-/** PolicyLookup is what the shell found for each reference: the checked policy, or why there is none to use. */
-export type PolicyLookup = Record<string, GatePolicy | { problem: string }>;
+/**
+ * PolicyLookup is what the shell found for each reference: the checked policy, or why there is none to
+ * use; `transient` when the caches cannot tell yet (not listed, or the watch is down): the rollout
+ * waits, writing nothing, rather than reporting a policy missing that may well exist.
+ */
+export type PolicyLookup = Record<string, GatePolicy | PolicyProblem>;
+
+/** PolicyProblem says why the policies cannot be used now. */
+export interface PolicyProblem {
+  problem: string;
+  transient?: true;
+}
 
 /** describeRef names a reference for a person: `RolloutGate etcd-quorum` or `ClusterRolloutGate slo`. */
 export function describeRef(ref: string): string {
@@ -27,14 +37,15 @@ function strictest(key: TimingKey, values: number[]): number {
 
 /**
  * withPolicies returns the configuration with the referenced policies in it, or the reason the rollout
- * must hold (a policy missing or refused, too many gates, a comparison with no enforced gate beside it).
+ * must hold (a policy missing, refused or not readable yet, too many gates, a comparison with no
+ * enforced gate beside it).
  */
-export function withPolicies(cfg: RolloutConfig, annotations: Record<string, string>, found: PolicyLookup): RolloutConfig | string {
+export function withPolicies(cfg: RolloutConfig, annotations: Record<string, string>, found: PolicyLookup): RolloutConfig | PolicyProblem {
   const policies: { ref: string; policy: GatePolicy }[] = [];
   for (const ref of cfg.policyRefs) {
     const p = found[ref];
-    if (!p) return `gate policy ${describeRef(ref)} (phased-rollout.io/gates) not found; the rollout holds until it exists`;
-    if ('problem' in p) return `gate policy ${describeRef(ref)} (phased-rollout.io/gates) cannot be used: ${p.problem}; the rollout holds until it is fixed`;
+    if (!p) return { problem: `gate policy ${describeRef(ref)} (phased-rollout.io/gates) not found; the rollout holds until it exists` };
+    if ('problem' in p) return { ...p, problem: `gate policy ${describeRef(ref)} (phased-rollout.io/gates) cannot be used: ${p.problem}; the rollout holds until it is fixed` };
     policies.push({ ref, policy: p });
   }
   const named = <T extends { name: string }>(ref: string, xs: readonly T[]) => xs.map((x) => ({ ...x, name: `${ref}/${x.name}` }));
@@ -51,12 +62,15 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     if (values.length > 0) out[key] = strictest(key, values);
   }
   const count = out.gates.length + out.httpGates.length + out.compareGates.length;
-  if (count > MAX_GATES) return `${count} gates with the policies of phased-rollout.io/gates; at most ${MAX_GATES} in all`;
+  if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates; at most ${MAX_GATES} in all` };
   const enforced = [...out.gates, ...out.httpGates].some((g) => !out.dryRun.includes(g.name));
   if (!enforced) {
-    return out.compareGates.length > 0
-      ? 'a comparison gate needs at least one query or HTTP gate that is not dry-run beside it (it judges the first step and the last pod); neither the annotations nor the policies have one'
-      : 'every gate is dry-run: at least one must be enforced';
+    return {
+      problem:
+        out.compareGates.length > 0
+          ? 'a comparison gate needs at least one query or HTTP gate that is not dry-run beside it (it judges the first step and the last pod); neither the annotations nor the policies have one'
+          : 'every gate is dry-run: at least one must be enforced',
+    };
   }
   return out;
 }

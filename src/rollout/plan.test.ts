@@ -679,25 +679,62 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(again.phase).toBe('Paused');
     expect(again.check).toBeUndefined();
     expect(again.actions).toEqual([]);
-    // A promotion of another partition or revision changes nothing.
-    for (const promote of ['new@1', 'other@2', 'new/1']) expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), p, T0 + 60_000)).phase).toBe('Paused');
-    // Promoted at this partition: the step is taken at once, the hold is gone.
-    const promoted = plan(input(sts({ ann: { ...ann, [KEYS.promote]: 'new@2' }, partition: 2, status: st }), p, T0 + 60_000));
+    // A promotion of another partition, revision or hold changes nothing.
+    const hold = Math.floor(Date.parse(st.since) / 1000);
+    for (const promote of [`new@1@${hold}`, `other@2@${hold}`, `new@2@${hold - 1}`, 'new/1']) expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), p, T0 + 60_000)).phase).toBe('Paused');
+    // Promoted, this hold at this partition: the step is taken at once, the hold is gone.
+    const promote = `new@2@${hold}`;
+    const promoted = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), p, T0 + 60_000));
     expect(partitionMoves(promoted)).toEqual([1]);
     expect(of(promoted, 'event').find((e) => e.reason === 'PartitionLowered')?.message).toContain('after promotion by a user after inconclusive checks');
     expect(statusOf(promoted)).toMatchObject({ phase: 'WaitingForPods', partition: 1 });
     expect(statusOf(promoted)?.reason).toBeUndefined();
-    // Still a step like any other: a pod that is not ready holds it.
-    expect(partitionMoves(plan(input(sts({ ann: { ...ann, [KEYS.promote]: 'new@2' }, partition: 2, status: st }), pods(['old', 'old', 'new!']), T0 + 60_000)))).toEqual([]);
+    expect(statusOf(promoted)?.promoted).toBeUndefined();
+    // Still a step like any other: a pod that is not ready holds it, and the promotion stays in force
+    // (status `promoted`) until the step is taken.
+    const waiting = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), pods(['old', 'old', 'new!']), T0 + 60_000));
+    expect(partitionMoves(waiting)).toEqual([]);
+    expect(statusOf(waiting)).toMatchObject({ phase: 'WaitingForPods', promoted: promote });
+    const later = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: statusOf(waiting) }), p, T0 + 90_000));
+    expect(partitionMoves(later)).toEqual([1]);
+    expect(statusOf(later)?.promoted).toBeUndefined();
+    // Used up: the same revision held again at this partition later is a new hold, not promoted.
+    const again2 = { ...st, since: new Date(T0 + 600_000).toISOString() };
+    expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: again2 }), p, T0 + 601_000)).phase).toBe('Paused');
     // inconclusive-limit 0: never pauses, holds like an outage.
     expect(runChecks(input(sts({ ann: { ...ANN, [KEYS.inconclusiveLimit]: '0' }, partition: 2 }), p), Array(10).fill('inconclusive')).r.phase).toBe('Checking');
   });
 
-  it('promoting an inconclusive final check completes the rollout', () => {
-    const st = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 0, updated: 3, message: 'paused' };
-    const done = plan(input(sts({ ann: { ...ANN, [KEYS.promote]: 'new@0' }, partition: 0, currentRevision: 'new', status: st }), pods(['new', 'new', 'new'])));
-    expect(done.phase).toBe('Completed');
-    expect(statusOf(done)?.message).toContain('promoted by a user after inconclusive checks');
+  it('a promoted inconclusive hold is past a pause of the steps at the same stage (no promote loop)', () => {
+    const ann = { ...ANN, [KEYS.steps]: '1,pause,2,100%' };
+    const since = new Date(T0 - 5000).toISOString();
+    const st = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 2, updated: 1, message: 'paused', since };
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.promote]: `new@2@${Math.floor(Date.parse(since) / 1000)}` }, partition: 2, status: st }), pods(['old', 'old', 'new'])));
+    expect(partitionMoves(r)).toEqual([1]);
+  });
+
+  it('a gate policy that cannot be used holds a step only: a transient one writes nothing; a revert, Failed and an inconclusive hold go on as they are', () => {
+    const ann = { ...FAST, [KEYS.gates]: 'quorum' };
+    const p = pods(['old', 'old', 'new']);
+    const transient = { quorum: { problem: 'not live', transient: true as const } };
+    const waitingForCaches = plan({ ...input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } }), p), policies: transient });
+    expect(waitingForCaches).toMatchObject({ phase: 'Checking', actions: [], requeueAfterMs: 2000 });
+    const missing = {};
+    // A revert (kubectl rollout undo) restores the pods without a gate.
+    const revert = plan({ ...input(sts({ ann, partition: 2, updateRevision: 'old', currentRevision: 'old' }), pods(['old', 'old', 'new!'])), policies: missing });
+    expect(revert.phase).toBe('RollingBack');
+    expect(partitionMoves(revert)).toEqual([0]);
+    // Failed stays Failed (no gate runs again on its own when the policy comes back).
+    expect(plan({ ...input(sts({ ann, partition: 2, status: { phase: 'Failed', partition: 2, message: 'gate failed' } }), p), policies: missing }).phase).toBe('Failed');
+    // A question put to a person stands.
+    const held = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 2, message: 'paused: 3 inconclusive checks', since: new Date(T0).toISOString() };
+    expect(statusOf(plan({ ...input(sts({ ann, partition: 2, status: { ...held, phase: 'Checking' as const } }), p), policies: missing }))?.phase).toBe('Invalid');
+    const kept = plan({ ...input(sts({ ann, partition: 2, status: held }), p), policies: missing });
+    expect(kept.phase).toBe('Paused');
+    expect(kept.check).toBeUndefined();
+    expect(partitionMoves(kept)).toEqual([]);
+    expect(events(kept)).toEqual([]);
+    expect(statusOf(kept)).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', message: held.message });
   });
 
   it('dry-run gates are checked and recorded in the history, never decide; the history survives steps and restarts', () => {

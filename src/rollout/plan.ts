@@ -8,7 +8,7 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
-import { withPolicies } from '../policies/merge.js';
+import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
 export { recordCheck, recordVerdict } from './outcomes.js';
@@ -137,12 +137,14 @@ export function plan(input: PlanInput): PlanResult {
     if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     return finish(c, 'Bypassed', 'standard-rolling-update: the StatefulSet controller rolls without gates', { memory: undefined }, 0);
   }
-  // Gate policies (phased-rollout.io/gates) join the StatefulSet's own gates; one missing or refused
-  // holds the rollout, named in the status (src/policies/merge.ts).
+  // Gate policies (phased-rollout.io/gates) join the StatefulSet's own gates. One missing, refused or
+  // not readable holds only a step (just before forward, below): a revert, an abort, a rollback, a
+  // Failed or an inconclusive hold need no gate and go on as they are (src/policies/merge.ts).
+  let policyProblem: PolicyProblem | undefined;
   if (cfg.policyRefs.length > 0) {
     const merged = withPolicies(cfg, sts.annotations, input.policies ?? {});
-    if (typeof merged === 'string') return finish(c, 'Invalid', merged, { memory: undefined });
-    cfg = merged;
+    if ('problem' in merged) policyProblem = merged;
+    else cfg = merged;
   }
   const queries = cfg.gates.length + cfg.compareGates.length;
   const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
@@ -259,6 +261,7 @@ export function plan(input: PlanInput): PlanResult {
       return finish(c, 'Queued', `${wait}; partition held at ${sts.partition}`, { memory: undefined, requeueAfterMs: 5000 });
     }
   }
+  if (policyProblem) return policyHold(c, policyProblem);
   return forward(c, cfg, check, byIndex);
 }
 
@@ -350,6 +353,21 @@ function keepHistory(m: Memory): { history?: GateHistory } {
 }
 
 /**
+ * policyHold holds a step whose gate policies cannot be used: waiting without a write while the caches
+ * cannot tell (a controller start, a watch down); otherwise Invalid, the policy named, unless a person
+ * was asked to decide an inconclusive hold (that question stands).
+ */
+function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
+  const prev = c.prev;
+  if (p.transient) return { phase: prev?.phase ?? null, actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
+  if (prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === c.input.sts.partition) {
+    c.status = { reason: 'Inconclusive', ...(prev.history ? { history: prev.history } : {}) };
+    return finish(c, 'Paused', prev.message, { memory: undefined });
+  }
+  return finish(c, 'Invalid', p.problem, { memory: undefined });
+}
+
+/**
  * inconclusiveHold pauses a rollout whose checks were inconclusive inconclusive-limit times in a row
  * (or keeps it paused: the status says so, and survives a restart), for a person to promote the step or
  * abort the rollout. Nothing moves and no gate runs meanwhile; a retry starts the checks over.
@@ -399,13 +417,17 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   }
   // Inconclusive checks (a comparison with too few values, a difference not significant) pause the
   // rollout for a person once inconclusive-limit come in a row; `promote` takes the step anyway.
+  // A promotion names the hold by its start, and stays in force (status `promoted`) until its step is
+  // taken, whatever holds the step meanwhile (a pod not ready, the group, a PDB); never a later hold.
   const prev = c.prev;
   const held = prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === sts.partition;
-  const promoted = held && cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition;
-  if (held && !promoted) return inconclusiveHold(c, prev.message, m);
-  if (!held && cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
-    const what = p > 0 ? 'take the step' : 'complete the rollout';
-    return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to ${what}, or abort`, m);
+  const pr = cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition ? cfg.promote : undefined;
+  const promotion = pr ? `${pr.revision}@${pr.partition}@${pr.hold}` : undefined;
+  const promoted = pr !== undefined && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === promotion && prev?.revision === c.revision));
+  if (promoted && promotion) c.status = { promoted: promotion };
+  else if (held) return inconclusiveHold(c, prev.message, m);
+  else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
+    return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m);
   }
 
   // A pod that went down and came back (or was replaced) since the streak began changes its (UID, Ready
@@ -435,7 +457,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
   // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
   const target = stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision);
-  if (p > 0 && target.pause && !(cfg.promote?.revision === c.revision && 'stage' in cfg.promote && cfg.promote.stage === target.stage)) {
+  // A promoted inconclusive hold is past this pause too: a person decided this very step.
+  if (p > 0 && target.pause && !promoted && !(cfg.promote?.revision === c.revision && 'stage' in cfg.promote && cfg.promote.stage === target.stage)) {
     c.status = { promotion: target.stage };
     return finish(c, 'Paused', `waiting for promotion before step ${target.stage} of ${target.stages} at partition ${p}: kubectl phased-rollout promote ${sts.name}`, { memory: undefined });
   }
@@ -455,7 +478,10 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const passed = promoted ? 'promoted by a user after inconclusive checks' : `gate passed ${m.streak}/${cfg.successThreshold}`;
 
   if (m.streak >= cfg.successThreshold || promoted) {
+    // Taken now (or at the final check, done): the promotion is used up.
+    const used = (): void => void delete c.status?.promoted;
     if (p === 0) {
+      used();
       // Final verification passed: the last pod was checked too.
       const done: Ctx = { ...c };
       if (sts.currentRevision === c.revision) done.actions = [...c.actions, { type: 'setPartition', from: sts.partition, to: sts.replicas }];
@@ -479,6 +505,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
+    used();
     c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm, ...(cfg.group ? { peers: true as const } : {}) });
     const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
     const after = promoted ? 'promotion by a user after inconclusive checks' : `${m.streak}/${cfg.successThreshold} passing checks`;

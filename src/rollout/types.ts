@@ -45,6 +45,8 @@ export interface RolloutStatus {
   waitingToStart?: boolean;
   /** Why a rollout is Paused when no user paused it: `Inconclusive` (inconclusive-limit checks in a row). */
   reason?: 'Inconclusive';
+  /** The promotion of an inconclusive hold (`<revision>@<partition>@<hold>`) in force until its step is taken. */
+  promoted?: string;
   /** The last measurements of each gate of this revision, newest last (src/rollout/history.ts). */
   history?: GateHistory;
 }

@@ -92,9 +92,22 @@ down() {
       # shellcheck disable=SC2086
       [ -z "$pids" ] || kill -KILL $pids 2>/dev/null || true
     done
-    sleep 0.2
-    for d in /sys/fs/cgroup/*/"$CGROUP_NAME"; do
-      [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    # A killed process leaves its cgroup only once the kernel has reaped it, which on a loaded machine
+    # takes longer than a moment; an rmdir before that fails (EBUSY). Wait for the cgroups to empty
+    # (bounded: 10 s), then remove them, again a few times while a straggler goes.
+    local i
+    for i in $(seq 1 50); do
+      pids=""
+      for d in /sys/fs/cgroup/*/"$CGROUP_NAME"; do [ ! -d "$d" ] || pids+=$(cgroup_pids "$d"); done
+      [ -n "$pids" ] || break
+      sleep 0.2
+    done
+    for i in 1 2 3 4 5; do
+      for d in /sys/fs/cgroup/*/"$CGROUP_NAME"; do
+        [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+      done
+      compgen -G "/sys/fs/cgroup/*/$CGROUP_NAME" > /dev/null || break
+      sleep 0.5
     done
   fi
   bash "$here/node/network.sh" down || rc=1

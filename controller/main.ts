@@ -23,6 +23,8 @@ import { policyInformers, refsOf, startInBackground } from './policies.js';
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
 const LOSS_EXIT_MS = 1000;
+/** POLICY_LIST_WAIT_MS bounds the wait for the gate policy caches at start-up. */
+const POLICY_LIST_WAIT_MS = 5000;
 
 async function main(): Promise<void> {
   const booted = bootProcess(PROGRAM, 'Lowers the partition of opted-in StatefulSets one pod at a time while a Prometheus query passes (phased-rollout).', controllerSchema);
@@ -187,9 +189,10 @@ async function main(): Promise<void> {
     log.fatal({ reason: apiErrorMessage(err) }, 'cannot list StatefulSets, Pods and PodDisruptionBudgets');
     process.exit(1);
   }
-  // Not awaited: a cluster without the policy CRDs must not hold anything back (controller/policies.ts).
-  void startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping);
-  if (gatePolicies.cluster) void startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping);
+  // Awaited for a few seconds at most: a cluster without the policy CRDs must not hold anything back
+  // (controller/policies.ts), but where they exist, the first reconciles should not see them unlisted.
+  const policiesListed = Promise.all([startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping), gatePolicies.cluster ? startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping) : undefined]);
+  await Promise.race([policiesListed, new Promise((r) => setTimeout(r, POLICY_LIST_WAIT_MS).unref())]);
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
 

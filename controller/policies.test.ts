@@ -4,14 +4,14 @@ import type { ResilientInformer } from '../src/k8s/informer.js';
 import { quietLog } from '../test/support/quiet-log.js';
 import { lookupPolicies, refsOf, startInBackground, type GateObject } from './policies.js';
 
-function cache(items: GateObject[], live = true): ResilientInformer<GateObject> {
+function cache(items: GateObject[], live = true, synced = live): ResilientInformer<GateObject> {
   return {
     start: async () => undefined,
     stop: async () => undefined,
     get: (name, namespace) => items.find((o) => o.metadata?.name === name && o.metadata?.namespace === namespace),
     list: () => items,
     indexed: () => [],
-    synced: () => live,
+    synced: () => synced,
     live: () => live,
   };
 }
@@ -32,8 +32,9 @@ describe('lookupPolicies', () => {
   it('a refused spec is a problem that names the field', () => {
     expect(lookupPolicies(['broken'], 'prod', { namespaced, cluster }).broken).toEqual({ problem: 'spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)' });
   });
-  it('caches that are not live are a transient problem, cluster policies for a namespace-scoped controller a lasting one; never "not found"', () => {
-    expect(lookupPolicies(['quorum'], 'prod', { namespaced: cache([], false) }).quorum).toEqual({ problem: expect.stringContaining('the RolloutGate cache is not live: are the CRDs installed?'), transient: true });
+  it('caches never listed and cluster policies for a namespace-scoped controller are lasting problems, a watch down after a list a transient one; never "not found"', () => {
+    expect(lookupPolicies(['quorum'], 'prod', { namespaced: cache([], false) }).quorum).toEqual({ problem: expect.stringContaining('the RolloutGate list has not succeeded: are the CRDs installed') });
+    expect(lookupPolicies(['quorum'], 'prod', { namespaced: cache([], false, true) }).quorum).toEqual({ problem: 'the RolloutGate watch is down', transient: true });
     expect(lookupPolicies(['cluster/slo'], 'prod', { namespaced })['cluster/slo']).toEqual({ problem: expect.stringContaining('scoped to one namespace') });
     expect(lookupPolicies(['quorum'], 'prod', undefined).quorum).toEqual({ problem: expect.stringContaining('scoped to one namespace') });
   });

@@ -2,7 +2,8 @@
 // RolloutGate (namespaced) and ClusterRolloutGate. Neither may hold the controller back: a cluster
 // without the CRDs (an install that skipped them) lists nothing, so these informers start in the
 // background and retry; until they have listed, a StatefulSet that references a policy holds with a
-// status that says why, and every other StatefulSet rolls as before.
+// status that says why (while a watch is down after a good list it waits quietly), and every other
+// StatefulSet rolls as before.
 import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
@@ -57,9 +58,14 @@ export function lookupPolicies(refs: readonly string[], namespace: string, inf: 
       out[ref] = { problem: 'this controller is scoped to one namespace (--namespace) and reads no ClusterRolloutGate' };
       continue;
     }
-    // Not listed yet, or the watch is down (a policy tightened meanwhile would be missed): wait.
+    // Never listed (no CRDs, no RBAC): say so in the status. Listed, but the watch is down (a policy
+    // tightened meanwhile would be missed): wait quietly, it restarts by itself.
+    if (!cache.synced()) {
+      out[ref] = { problem: `gate policies cannot be read (the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} list has not succeeded: are the CRDs installed and the controller allowed to list them?)` };
+      continue;
+    }
     if (!cache.live()) {
-      out[ref] = { problem: `gate policies cannot be read now (the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} cache is not live: are the CRDs installed?)`, transient: true };
+      out[ref] = { problem: `the ${cluster ? 'ClusterRolloutGate' : 'RolloutGate'} watch is down`, transient: true };
       continue;
     }
     const o = cluster ? cache.get(ref.slice('cluster/'.length)) : cache.get(ref, namespace);

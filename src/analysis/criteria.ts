@@ -22,7 +22,7 @@ export const DEFAULT_CRITERIA: CompareCriteria = { better: 'lower', maxRatio: 1,
 
 /** CRITERIA_HELP is what the criteria annotation allows, for the problem message. */
 export const CRITERIA_HELP =
-  'space-separated key=value: better=lower|higher, max-ratio=<1..100>, max-delta=<number >= 0>, min-samples=<1..10000>, test=none|mann-whitney, alpha=<0..0.5>, e.g. "better=lower max-ratio=1.2 max-delta=0.01 min-samples=3 test=mann-whitney"';
+  'space-separated key=value: better=lower|higher, max-ratio=<1..100>, max-delta=<number >= 0>, min-samples=<1..10000>, test=none|mann-whitney, alpha=<0..0.5>, e.g. "better=lower max-ratio=1.2 max-delta=0.01 min-samples=5 test=mann-whitney"';
 
 // Plain decimals only ("1e3", "0x10", "Infinity" are refused rather than guessed).
 const DECIMAL = /^(0|[1-9][0-9]{0,8})(\.[0-9]{1,9})?$/;

@@ -698,6 +698,9 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     const later = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: statusOf(waiting) }), p, T0 + 90_000));
     expect(partitionMoves(later)).toEqual([1]);
     expect(statusOf(later)?.promoted).toBeUndefined();
+    // Scaled down meanwhile (p moves, the partition does not): another step, not promoted.
+    const scaled = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, replicas: 2, status: statusOf(waiting) }), pods(['old', 'old']), T0 + 90_000));
+    expect(partitionMoves(scaled)).toEqual([]);
     // Used up: the same revision held again at this partition later is a new hold, not promoted.
     const again2 = { ...st, since: new Date(T0 + 600_000).toISOString() };
     expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: again2 }), p, T0 + 601_000)).phase).toBe('Paused');
@@ -719,6 +722,8 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     const transient = { quorum: { problem: 'not live', transient: true as const } };
     const waitingForCaches = plan({ ...input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } }), p), policies: transient });
     expect(waitingForCaches).toMatchObject({ phase: 'Checking', actions: [], requeueAfterMs: 2000 });
+    // No status yet: still a phase, so that the shell looks again (nothing else would wake it).
+    expect(plan({ ...input(sts({ ann, partition: 2 }), p), policies: transient })).toMatchObject({ phase: 'Queued', actions: [], requeueAfterMs: 2000 });
     const missing = {};
     // A revert (kubectl rollout undo) restores the pods without a gate.
     const revert = plan({ ...input(sts({ ann, partition: 2, updateRevision: 'old', currentRevision: 'old' }), pods(['old', 'old', 'new!'])), policies: missing });

@@ -359,7 +359,8 @@ function keepHistory(m: Memory): { history?: GateHistory } {
  */
 function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
   const prev = c.prev;
-  if (p.transient) return { phase: prev?.phase ?? null, actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
+  // A phase (never null) so that the shell looks again: nothing else may wake this StatefulSet.
+  if (p.transient) return { phase: prev?.phase ?? 'Queued', actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
   if (prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === c.input.sts.partition) {
     c.status = { reason: 'Inconclusive', ...(prev.history ? { history: prev.history } : {}) };
     return finish(c, 'Paused', prev.message, { memory: undefined });
@@ -418,12 +419,15 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // Inconclusive checks (a comparison with too few values, a difference not significant) pause the
   // rollout for a person once inconclusive-limit come in a row; `promote` takes the step anyway.
   // A promotion names the hold by its start, and stays in force (status `promoted`) until its step is
-  // taken, whatever holds the step meanwhile (a pod not ready, the group, a PDB); never a later hold.
+  // taken, whatever holds the step meanwhile (a pod not ready, a PDB, a pod of another member of the
+  // group down); never a later hold, nor another step.
   const prev = c.prev;
   const held = prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === sts.partition;
   const pr = cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition ? cfg.promote : undefined;
   const promotion = pr ? `${pr.revision}@${pr.partition}@${pr.hold}` : undefined;
-  const promoted = pr !== undefined && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === promotion && prev?.revision === c.revision));
+  // The same step only: a scale since (fewer replicas move p, not the partition) is another step.
+  const sameStep = prev?.replicas === sts.replicas && p === sts.partition;
+  const promoted = pr !== undefined && sameStep && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === promotion && prev?.revision === c.revision));
   if (promoted && promotion) c.status = { promoted: promotion };
   else if (held) return inconclusiveHold(c, prev.message, m);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {

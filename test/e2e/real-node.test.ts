@@ -157,7 +157,8 @@ describe(`pods on the real node${skipped}`, () => {
     const script = [
       `wget -qO- http://web-0.web.${ns}.svc.cluster.local:8080/`,
       `wget -qO- http://web-1.web:8080/`,
-      'for i in $(seq 1 40); do wget -qO- http://web-vip/; done | sort -u | tr "\\n" " "',
+      // Over up to 10 s: kube-proxy writes a new endpoint's rules a moment after the pod is Ready.
+      'for i in $(seq 1 100); do wget -qO- http://web-vip/; sleep 0.1; done | sort -u | tr "\\n" " "',
     ].join('; ');
     await apply(pod('client', { restartPolicy: 'Never', containers: [container(busybox, `(${script}) > /dev/termination-log 2>&1`)] }));
     const client = await eventually(async () => {

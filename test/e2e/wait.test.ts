@@ -50,7 +50,9 @@ describe('kubectl phased-rollout wait', () => {
   });
 
   it('exit 1 when the rollout fails and rolls back; -o json for machines', async () => {
-    const sts = new Rollout(ns, 'w-fail', 3, fastGate('w-fail', { [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' }));
+    // Five failing checks (about 4 s): time for the plugin to start and see the rollout fail, even on a
+    // loaded machine; with two, the rollback could end before its first look.
+    const sts = new Rollout(ns, 'w-fail', 3, fastGate('w-fail', { [KEYS.failureThreshold]: '5', [KEYS.onFailure]: 'rollback' }));
     await sts.create();
     await setGate('w-fail', '0');
     await new Promise((r) => setTimeout(r, 2500)); // Prometheus scraped the failing value

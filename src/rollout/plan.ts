@@ -361,10 +361,7 @@ function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
   const prev = c.prev;
   // A phase (never null) so that the shell looks again: nothing else may wake this StatefulSet.
   if (p.transient) return { phase: prev?.phase ?? 'Queued', actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
-  if (prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === c.input.sts.partition) {
-    c.status = { reason: 'Inconclusive', ...(prev.history ? { history: prev.history } : {}) };
-    return finish(c, 'Paused', prev.message, { memory: undefined });
-  }
+  if (prev && inInconclusiveHold(c)) return inconclusiveHold(c, prev.message, prev);
   return finish(c, 'Invalid', p.problem, { memory: undefined });
 }
 
@@ -373,9 +370,15 @@ function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
  * (or keeps it paused: the status says so, and survives a restart), for a person to promote the step or
  * abort the rollout. Nothing moves and no gate runs meanwhile; a retry starts the checks over.
  */
-function inconclusiveHold(c: Ctx, message: string, m: Memory): PlanResult {
-  c.status = { reason: 'Inconclusive', ...keepHistory(m) };
+function inconclusiveHold(c: Ctx, message: string, measured: { history?: GateHistory }): PlanResult {
+  c.status = { reason: 'Inconclusive', ...(measured.history ? { history: measured.history } : {}) };
   return finish(c, 'Paused', message, { memory: undefined });
+}
+
+/** inInconclusiveHold: the status says this revision is paused at this partition after inconclusive checks. */
+function inInconclusiveHold(c: Ctx): boolean {
+  const prev = c.prev;
+  return prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === c.input.sts.partition;
 }
 
 /**
@@ -422,14 +425,14 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // taken, whatever holds the step meanwhile (a pod not ready, a PDB, a pod of another member of the
   // group down); never a later hold, nor another step.
   const prev = c.prev;
-  const held = prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === sts.partition;
+  const held = inInconclusiveHold(c);
   const pr = cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition ? cfg.promote : undefined;
   const promotion = pr ? `${pr.revision}@${pr.partition}@${pr.hold}` : undefined;
   // The same step only: a scale since (fewer replicas move p, not the partition) is another step.
   const sameStep = prev?.replicas === sts.replicas && p === sts.partition;
   const promoted = pr !== undefined && sameStep && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === promotion && prev?.revision === c.revision));
   if (promoted && promotion) c.status = { promoted: promotion };
-  else if (held) return inconclusiveHold(c, prev.message, m);
+  else if (held && prev) return inconclusiveHold(c, prev.message, m);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
     return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m);
   }

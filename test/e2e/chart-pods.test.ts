@@ -56,6 +56,21 @@ const allReady = async () => {
     expect(list.filter(ready)).toHaveLength(2);
   }
 };
+// Ready pods are not yet a serving webhook: the EndpointSlice and the node's Service rules follow a
+// moment later, and until then an apply through the Service is refused ("connection refused"). Serving
+// means several server-side dry-run creates of an opted-in StatefulSet in a row were admitted and pinned.
+const webhookServes = async (ns: string) => {
+  await eventually(allReady, 90_000, 500);
+  const probe = realRollout(ns, 'probe', 1, fastGate('probe')).manifest;
+  await eventually(async () => {
+    for (let i = 0; i < 4; i++) {
+      const r = await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], probe);
+      expect(r.stderr).not.toMatch(/failed calling webhook/);
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout).spec.updateStrategy.rollingUpdate.partition).toBe(1);
+    }
+  }, 90_000, 500);
+};
 const leader = async () => (await getJson(['lease', CONTROLLER, '-n', RELEASE_NS])).spec.holderIdentity as string;
 
 describe(`the chart installed as pods on the real node${skipped}`, () => {
@@ -107,6 +122,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   });
 
   realIt('an opted-in StatefulSet of real pods rolls gated, one pod at a time, to Completed', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'steady', 3, fastGate('steady'));
     await sts.create();
     const created = await sts.get();
@@ -123,6 +139,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   });
 
   realIt('a failing gate rolls the real pods back', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'failing', 3, fastGate('failing', { [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' }));
     await sts.create();
     const old = (await sts.get()).status.updateRevision as string;
@@ -137,6 +154,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   });
 
   realIt('the webhook pods killed during applies: every apply is pinned or refused, never unpinned', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'pinned', 2, fastGate('pinned'));
     await sts.create();
     const first = await podRevisions(ns, 'pinned');
@@ -171,10 +189,11 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
     expect(accepted).toBeGreaterThanOrEqual(1);
     // No pod was replaced: each still runs the revision it was created with.
     expect(await podRevisions(ns, 'pinned')).toEqual(first);
-    await eventually(allReady, 90_000, 500);
+    await webhookServes(ns);
   });
 
   realIt('the leading controller pod deleted mid-rollout: the other takes over, no step twice', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'takeover', 4, fastGate('takeover'));
     await sts.create();
     const before = await leader();
@@ -191,6 +210,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   });
 
   realIt('helm upgrade of the product during a rollout loses nothing', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'upgraded', 4, fastGate('upgraded'));
     await sts.create();
     const rev = await version(sts, '2');
@@ -213,6 +233,7 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
   });
 
   realIt('helm uninstall leaves opted-in StatefulSets pinned, and a new template does not roll by itself', async () => {
+    await webhookServes(ns);
     const sts = realRollout(ns, 'after', 2, fastGate('after'));
     await sts.create();
     const uninstall = await helm(['uninstall', RELEASE, '-n', RELEASE_NS, '--wait', '--timeout', '120s']);

@@ -2,7 +2,7 @@
 // phased-rollout-controller: config -> informers -> queue -> reconcile -> plan() -> apply.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { makeApiClient, userAgent } from '../src/k8s/client.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { EventRecorder } from '../src/k8s/events.js';
@@ -143,6 +143,7 @@ async function main(): Promise<void> {
     policies: gatePolicies,
     apps,
     core,
+    batch: makeApiClient(kc, BatchV1Api, agent, metrics.kubeRequests),
     events: new EventRecorder(core, log, identity),
     metrics,
     log,

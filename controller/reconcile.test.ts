@@ -120,7 +120,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets'] } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
@@ -137,6 +137,8 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuer
     ...(o.samples ? { samples: o.samples } : {}),
     ...(o.fence ? { fence: o.fence } : {}),
     ...(o.budgets ? { budgets: o.budgets } : {}),
+    ...(o.policies ? { policies: o.policies } : {}),
+    ...(o.batch ? { batch: o.batch } : {}),
   };
   return new Reconciler(deps);
 }
@@ -536,5 +538,82 @@ describe('Reconciler', () => {
     await expect(reconciler(c, { fence }).reconcile(KEY)).rejects.toBeInstanceOf(FenceClosed);
     expect(c.writes).toEqual([]);
     expect(partitionOf(c.server.sts)).toBe(3);
+  });
+});
+
+describe('Reconciler: Job gates', () => {
+  // A RolloutGate with one Job gate, and a fake batch/v1 API that keeps the Jobs it is given.
+  const withJobGate = () => {
+    const s = statefulSet({ partition: 2 });
+    s.metadata!.annotations![KEYS.gates] = 'smoke';
+    const policy = { apiVersion: 'phased-rollout.io/v1alpha1', kind: 'RolloutGate', metadata: { name: 'smoke', namespace: 'ns' }, spec: { jobs: [{ name: 'check', template: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } } }] } };
+    const policies = { namespaced: fakeInformer([policy as unknown as V1Pod]).inf } as unknown as ReconcileDeps['policies'];
+    const jobs: Record<string, any>[] = [];
+    const calls: string[] = [];
+    const failures: { create?: Error } = {};
+    const batch = {
+      listNamespacedJob: async ({ labelSelector }: { labelSelector: string }) => {
+        calls.push(`list ${labelSelector}`);
+        return { items: structuredClone(jobs) };
+      },
+      createNamespacedJob: async ({ body }: { body: Record<string, any> }) => {
+        if (failures.create) throw failures.create;
+        if (jobs.some((j) => j.metadata.name === body.metadata.name)) throw apiError(409);
+        calls.push(`create ${body.metadata.annotations['phased-rollout.io/partition']}`);
+        jobs.push({ ...structuredClone(body), metadata: { ...structuredClone(body.metadata), uid: `job-${jobs.length}` }, status: {} });
+        return body;
+      },
+      patchNamespacedJob: async ({ name, body }: { name: string; body: { metadata: { labels: Record<string, string> } } }) => {
+        calls.push(`label ${name}`);
+        const j = jobs.find((x) => x.metadata.name === name)!;
+        j.metadata.labels = { ...j.metadata.labels, ...body.metadata.labels };
+        return j;
+      },
+      deleteNamespacedJob: async ({ name }: { name: string }) => void calls.push(`delete ${name}`),
+    };
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    const finish = (type: 'Complete' | 'Failed', reason?: string) => (jobs.at(-1)!.status = { conditions: [{ type, status: 'True', ...(reason ? { reason } : {}) }] });
+    const clock = { now: T0 };
+    return { c, r: reconciler(c, { policies, batch: batch as unknown as ReconcileDeps['batch'], now: () => clock.now }), jobs, calls, failures, finish, clock };
+  };
+  const partitionWrites = (writes: string[]) => writes.filter((w) => w.startsWith('partition'));
+
+  it('starts the Job, waits for it without counting a check (looking again within 2 s), then steps once it succeeded', async () => {
+    const { c, r, jobs, calls, finish } = withJobGate();
+    expect(await r.reconcile(KEY)).toBeLessThanOrEqual(2000);
+    expect(calls).toEqual(['list phased-rollout.io/statefulset=db', 'create 2']);
+    expect(c.events).toContain('JobCheckStarted');
+    expect(jobs[0]!.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 'sts-uid' }]);
+    // Still running: no second Job, no step, no check counted.
+    expect(await r.reconcile(KEY)).toBeLessThanOrEqual(2000);
+    expect(calls.filter((x) => x.startsWith('create'))).toHaveLength(1);
+    expect(partitionWrites(c.writes)).toEqual([]);
+    finish('Complete');
+    await r.reconcile(KEY);
+    expect(partitionWrites(c.writes)).toEqual(['partition [1] + status']);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!).history['smoke/job.check']).toEqual([expect.objectContaining({ result: 'pass', value: 'Complete' })]);
+  });
+
+  it('a failed Job fails the check, is labelled counted, and the next check runs it again', async () => {
+    const { c, r, jobs, calls, finish, clock } = withJobGate();
+    await r.reconcile(KEY);
+    finish('Failed', 'BackoffLimitExceeded');
+    await r.reconcile(KEY);
+    expect(c.events).toContain('CheckFailed');
+    expect(calls).toContain(`label ${jobs[0]!.metadata.name}`);
+    expect(partitionWrites(c.writes)).toEqual([]);
+    clock.now += 1000; // the next check period
+    await r.reconcile(KEY);
+    expect(calls.filter((x) => x.startsWith('create'))).toEqual(['create 2', 'create 2']);
+    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/run'])).toEqual(['1', '2']);
+  });
+
+  it('a Job the API server refuses is an error outcome that says why, never a step', async () => {
+    const { c, r, failures } = withJobGate();
+    failures.create = Object.assign(new Error('HTTP 403'), { code: 403, body: { message: 'jobs.batch is forbidden' } });
+    await r.reconcile(KEY);
+    expect(c.events).toContain('GateError');
+    expect(partitionWrites(c.writes)).toEqual([]);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!).message).toContain('cannot create the Job of gate smoke/job.check: 403: jobs.batch is forbidden');
   });
 });

@@ -1,6 +1,6 @@
 // One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due, plan()
 // again with its verdict, apply the actions. All decisions are in src/rollout/plan.ts.
-import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { CredentialsError, GATE_CREDENTIALS_LABEL, loadCredentials } from '../src/k8s/credentials.js';
 import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
@@ -27,6 +27,10 @@ import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
+import { runJobGates } from './jobs.js';
+
+/** How often a check whose Job gate's Job still runs looks again. */
+const JOB_POLL_MS = 2000;
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
 export interface ReconcileDeps {
@@ -38,6 +42,8 @@ export interface ReconcileDeps {
   policies?: PolicyInformers;
   apps: AppsV1Api;
   core: CoreV1Api;
+  /** Job gates' Jobs (gate policies' `jobs`); absent: a Job gate is an error. */
+  batch?: BatchV1Api;
   events: EventRecorder;
   metrics: ControllerMetrics;
   log: Logger;
@@ -180,15 +186,23 @@ export class Reconciler {
     let memory = this.memory.get(key);
     const first = this.planFor(snap, now(), memory);
     let checked = false;
+    let waitMs: number | undefined;
     if (first.check && first.memory) {
       const results = await this.check(target, first.check, first.memory);
-      memory = recordCheck(first.memory, results, now());
-      log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: first.memory.step }, 'gate checked');
+      if ('waiting' in results) {
+        // A Job gate's Job runs: the step's memory as it is, and a look again soon (its end is no watch event here).
+        memory = first.memory;
+        waitMs = JOB_POLL_MS;
+        log.debug({ waiting: results.waiting, step: first.memory.step }, 'waiting for check Jobs');
+      } else {
+        memory = recordCheck(first.memory, results, now());
+        log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: first.memory.step }, 'gate checked');
+      }
       checked = true;
     }
     // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
-    if (snap.groupKey) return this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log));
-    return this.decide(key, snap, memory, checked, target, log, checked ? undefined : first);
+    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log)) : await this.decide(key, snap, memory, checked, target, log, checked ? undefined : first);
+    return waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
   }
 
   /**
@@ -250,10 +264,21 @@ export class Reconciler {
   /**
    * check runs every gate of one check at once and returns each gate's verdict (dry-run gates marked);
    * the planner's recordCheck decides what they mean. Events and metrics say what was measured.
+   * `waiting`: an enforced Job gate's Job is still running (or waits its turn), so there is no check to
+   * count yet: neither a pass nor a reset. Job gates go first, so nothing else is asked meanwhile.
    */
-  private async check(t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[]> {
+  private async check(t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[] | { waiting: string[] }> {
     const labels = { namespace: t.namespace, statefulset: t.name };
     const dryRun = new Set(req.dryRun ?? []);
+    let fromJobs: NamedVerdict[] = [];
+    if (req.jobs && req.jobs.length > 0) {
+      if (this.d.batch) {
+        const jobs = await runJobGates({ batch: this.d.batch, events: this.d.events, log: this.d.log.child({ namespace: t.namespace, name: t.name }), read: () => withDeadline(this.d.requestTimeoutMs ?? 10_000), write: () => this.writeOptions() }, t, req.jobs);
+        const waiting = jobs.pending.filter((n) => !dryRun.has(n));
+        if (waiting.length > 0) return { waiting };
+        fromJobs = jobs.results;
+      } else fromJobs = req.jobs.map((j) => ({ name: j.name, verdict: { result: 'error', detail: 'this controller runs no Job gates (no batch/v1 client)' } }));
+    }
     let results: NamedVerdict[];
     const end = this.d.metrics.checkDuration.startTimer(labels);
     let errorReason = 'PrometheusError';
@@ -297,14 +322,14 @@ export class Reconciler {
           })
         : [];
       const [fromPrometheus, fromHttp, fromCompare] = await Promise.all([Promise.all(queries), Promise.all(calls), Promise.all(comparisons)]);
-      results = [...fromPrometheus, ...fromCompare, ...fromHttp];
-      // Named for what could not be evaluated: Prometheus, or only an HTTP gate.
-      if (![...fromPrometheus, ...fromCompare].some((r) => r.verdict.result === 'error' && !dryRun.has(r.name)) && fromHttp.length > 0) errorReason = 'GateError';
+      results = [...fromPrometheus, ...fromCompare, ...fromHttp, ...fromJobs];
+      // Named for what could not be evaluated: Prometheus, or only an HTTP or Job gate.
+      if (![...fromPrometheus, ...fromCompare].some((r) => r.verdict.result === 'error' && !dryRun.has(r.name))) errorReason = 'GateError';
     } catch (err) {
       if (!(err instanceof CredentialsError)) throw err;
       // Every gate is unevaluated for the same reason.
       const names = [...req.gates, ...(req.compare ?? []), ...(req.http ?? [])].map((g) => g.name);
-      results = names.map((name) => ({ name, verdict: { result: 'error', detail: err.message } }));
+      results = [...names.map((name) => ({ name, verdict: { result: 'error' as const, detail: err.message } })), ...fromJobs];
     }
     end();
     for (const r of results) if (dryRun.has(r.name)) r.dryRun = true;

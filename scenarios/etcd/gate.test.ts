@@ -47,4 +47,19 @@ describe('the etcd gate recipe', () => {
   it('fills in the namespace', () => {
     expect(filled(QUERIES['no-learners'] as string, 'db')).toBe('max(etcd_server_is_learner{namespace="db",app="etcd"}) == 0');
   });
+
+  it('ships a Job gate (examples/etcd/rolloutgate-health-job.yaml) that the controller accepts and joins with the queries', () => {
+    const docs = loadAllYaml(readFileSync(resolve(ROOT, 'examples', 'etcd', 'rolloutgate-health-job.yaml'), 'utf8')) as { kind: string; metadata: { name: string }; spec: unknown }[];
+    const gate = docs.find((d) => d.kind === 'RolloutGate');
+    const policy = parsePolicySpec(gate?.spec);
+    if (Array.isArray(policy)) throw new Error(policy.join('; '));
+    expect(policy.jobs.map((j) => [j.name, j.runs, j.timeoutSeconds])).toEqual([['job.endpoints', 'step', 60]]);
+    const ann = { [KEYS.enabled]: 'true', [KEYS.gates]: 'etcd-quorum, etcd-health' };
+    const parsed = parseAnnotations(ann);
+    if (!parsed.ok || !parsed.config) throw new Error('annotations do not parse');
+    const merged = withPolicies(parsed.config, ann, { 'etcd-quorum': parsePolicySpec(gatePolicy()) as Exclude<ReturnType<typeof parsePolicySpec>, string[]>, 'etcd-health': policy });
+    if ('problem' in merged) throw new Error(merged.problem);
+    expect(merged.jobGates.map((j) => j.name)).toEqual(['etcd-health/job.endpoints']);
+    expect(merged.gates).toHaveLength(Object.keys(QUERIES).length);
+  });
 });

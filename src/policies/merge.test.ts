@@ -46,7 +46,7 @@ describe('withPolicies', () => {
     [{ [KEYS.gates]: 'cluster/x' }, { 'cluster/x': { problem: 'spec.queries[0].query: bad' } }, { problem: 'gate policy ClusterRolloutGate x (phased-rollout.io/gates) cannot be used: spec.queries[0].query: bad; the rollout holds until it is fixed' }],
     [{ [KEYS.gates]: 'x' }, { x: { problem: 'not live', transient: true } }, { problem: expect.stringContaining('not live'), transient: true }],
     // Only a comparison and nothing enforced beside it.
-    [{ [KEYS.gates]: 'lag-only' }, { 'lag-only': policy({ compare: [{ name: 'lag', query: 'lag{rev="{{revision}}"}' }] }) }, { problem: expect.stringMatching(/^a comparison gate needs at least one query or HTTP gate that is not dry-run/) }],
+    [{ [KEYS.gates]: 'lag-only' }, { 'lag-only': policy({ compare: [{ name: 'lag', query: 'lag{rev="{{revision}}"}' }] }) }, { problem: expect.stringMatching(/^a comparison gate needs at least one query, HTTP or Job gate that is not dry-run/) }],
     [{ [KEYS.gates]: 'dry' }, { dry: policy({ queries: [{ name: 'a', query: 'up', dryRun: true }] }) }, { problem: 'every gate is dry-run: at least one must be enforced' }],
     [{ [KEYS.query]: 'up', [KEYS.gates]: 'many' }, { many: policy({ queries: Array.from({ length: 10 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }) }, { problem: '11 gates with the policies of phased-rollout.io/gates; at most 10 in all' }],
   ])('%j with %j holds: %j', (a, lookup, why) => expect(withPolicies(configOf(a), a, lookup as PolicyLookup)).toEqual(why));

@@ -54,6 +54,7 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     gates: [...cfg.gates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.queries))],
     httpGates: [...cfg.httpGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.http))],
     compareGates: [...cfg.compareGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.compare))],
+    jobGates: [...cfg.jobGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.jobs))],
     dryRun: [...cfg.dryRun, ...policies.flatMap(({ ref, policy }) => policy.dryRun.map((n) => `${ref}/${n}`))],
   };
   for (const key of TIMING) {
@@ -61,14 +62,14 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined ? [policy.timing[key]] : []));
     if (values.length > 0) out[key] = strictest(key, values);
   }
-  const count = out.gates.length + out.httpGates.length + out.compareGates.length;
+  const count = out.gates.length + out.httpGates.length + out.compareGates.length + out.jobGates.length;
   if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates; at most ${MAX_GATES} in all` };
-  const enforced = [...out.gates, ...out.httpGates].some((g) => !out.dryRun.includes(g.name));
+  const enforced = [...out.gates, ...out.httpGates, ...out.jobGates].some((g) => !out.dryRun.includes(g.name));
   if (!enforced) {
     return {
       problem:
         out.compareGates.length > 0
-          ? 'a comparison gate needs at least one query or HTTP gate that is not dry-run beside it (it judges the first step and the last pod); neither the annotations nor the policies have one'
+          ? 'a comparison gate needs at least one query, HTTP or Job gate that is not dry-run beside it (it judges the first step and the last pod); neither the annotations nor the policies have one'
           : 'every gate is dry-run: at least one must be enforced',
     };
   }

@@ -14,14 +14,15 @@ describe('parsePolicySpec', () => {
       queries: [{ name: 'query.leader', query: 'count(etcd_server_has_leader == 1) == 3' }],
       http: [{ name: 'http.consul', url: 'http://consul:8500/v1/health/{{pod}}' }],
       compare: [{ name: 'compare.errors', query: 'rate(e{rev="{{revision}}"}[1m])', criteria: expect.objectContaining({ maxRatio: 1.2 }) }],
+      jobs: [],
       dryRun: ['compare.errors'],
       timing: { periodSeconds: 5, failureThreshold: 12 },
     });
   });
 
   it.each([
-    [{}, ['spec: at least one gate in queries, http or compare']],
-    [null, ['spec: at least one gate in queries, http or compare']],
+    [{}, ['spec: at least one gate in queries, http, compare or jobs']],
+    [null, ['spec: at least one gate in queries, http, compare or jobs']],
     [{ queries: 'up' }, ['spec.queries: a list']],
     [{ queries: [{ name: 'Bad', query: 'up' }] }, ['spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)']],
     [{ queries: [{ name: 'a', query: 'up' }, { name: 'a', query: 'up' }] }, ['spec.queries[1].name: a is used twice']],
@@ -34,5 +35,13 @@ describe('parsePolicySpec', () => {
     [{ queries: [{ name: 'a', query: 'up' }], periodSeconds: 0 }, ['spec.periodSeconds: an integer from 1 to 86400']],
     [{ queries: [{ name: 'a', query: 'up' }], successThreshold: '3' }, ['spec.successThreshold: an integer from 1 to 1000']],
     [{ queries: Array.from({ length: 11 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }, ['spec: at most 10 gates in all (11)']],
+    [{ jobs: [{ name: 'smoke', runs: 'sometimes', template: { spec: { template: { spec: { containers: [{}] } } } } }] }, ['spec.jobs[0].runs: step (once per step, the default) or check (at every check)']],
+    [{ jobs: [{ name: 'smoke', template: {} }] }, ['spec.jobs[0].template: a Job template with a spec (batch/v1 JobSpec)']],
   ])('%j is refused: %j', (spec, problems) => expect(parsePolicySpec(spec)).toEqual(problems));
+
+  it('reads a Job gate: once per step unless it says, with its timeout', () => {
+    const template = { spec: { template: { spec: { containers: [{ name: 'check', image: 'busybox', command: ['true'] }] } } } };
+    const p = parsePolicySpec({ jobs: [{ name: 'smoke', template }, { name: 'verify', runs: 'check', timeoutSeconds: 30, template, dryRun: true }] });
+    expect(p).toMatchObject({ jobs: [{ name: 'job.smoke', runs: 'step', timeoutSeconds: 600, template }, { name: 'job.verify', runs: 'check', timeoutSeconds: 30 }], dryRun: ['job.verify'] });
+  });
 });

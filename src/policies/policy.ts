@@ -5,6 +5,7 @@
 import { compareQueryProblem, GATE_NAME, INTEGER_BOUNDS, queryProblem, type CompareTemplate } from '../annotations.js';
 import { CRITERIA_HELP, parseCriteria } from '../analysis/criteria.js';
 import { urlProblem, type GateTemplate, type HttpGateTemplate } from '../gate-templates.js';
+import { parseJobGate, type JobGateTemplate } from '../jobs/template.js';
 
 /** GROUP and VERSION of the policy resources. */
 export const POLICY_GROUP = 'phased-rollout.io';
@@ -19,7 +20,9 @@ export interface GatePolicy {
   queries: GateTemplate[];
   http: HttpGateTemplate[];
   compare: CompareTemplate[];
-  /** Names (query.<name>, http.<name>, compare.<name>) of its dry-run gates. */
+  /** Job gates (only policies have them: a Job template is no annotation). */
+  jobs: JobGateTemplate[];
+  /** Names (query.<name>, http.<name>, compare.<name>, job.<name>) of its dry-run gates. */
   dryRun: string[];
   timing: Partial<Record<TimingKey, number>>;
 }
@@ -27,7 +30,7 @@ export interface GatePolicy {
 /** MAX_POLICY_GATES bounds one policy's gates (the StatefulSet's own and its policies' count together too). */
 export const MAX_POLICY_GATES = 10;
 
-type Item = { name?: unknown; query?: unknown; url?: unknown; criteria?: unknown; dryRun?: unknown };
+type Item = { name?: unknown; query?: unknown; url?: unknown; criteria?: unknown; dryRun?: unknown; [k: string]: unknown };
 
 /**
  * parsePolicySpec checks a policy's spec and returns it, or every problem found (each says where and
@@ -45,7 +48,7 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     }
     return v.map((x) => (x && typeof x === 'object' ? x : {}) as Item);
   };
-  const out: GatePolicy = { queries: [], http: [], compare: [], dryRun: [], timing: {} };
+  const out: GatePolicy = { queries: [], http: [], compare: [], jobs: [], dryRun: [], timing: {} };
   const seen = new Set<string>();
   const each = (field: string, kind: string, check: (item: Item, at: string) => string | undefined, add: (name: string, item: Item) => void) => {
     list(field).forEach((item, i) => {
@@ -77,8 +80,17 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     },
     (name, it) => out.compare.push({ name, query: text(it.query), criteria: parseCriteria(it.criteria as string | undefined) as Exclude<ReturnType<typeof parseCriteria>, string> }),
   );
-  const count = out.queries.length + out.http.length + out.compare.length;
-  if (count === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http or compare');
+  each(
+    'jobs',
+    'job',
+    (it, at) => {
+      const j = parseJobGate('', it, at);
+      return typeof j === 'string' ? j : undefined;
+    },
+    (name, it) => out.jobs.push(parseJobGate(name, it, '') as JobGateTemplate),
+  );
+  const count = out.queries.length + out.http.length + out.compare.length + out.jobs.length;
+  if (count === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs');
   if (count > MAX_POLICY_GATES) problems.push(`spec: at most ${MAX_POLICY_GATES} gates in all (${count})`);
   for (const key of TIMING) {
     const v = s[key];

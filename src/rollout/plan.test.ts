@@ -772,7 +772,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(missing.check).toBeUndefined();
     expect(partitionMoves(missing)).toEqual([]);
     expect(statusOf(missing)?.message).toBe('gate policy RolloutGate quorum (phased-rollout.io/gates) not found; the rollout holds until it exists');
-    const quorum = { queries: [{ name: 'query.leader', query: 'leader{pod="{{pod}}"} == 1' }], http: [], compare: [], dryRun: [], timing: { successThreshold: 2 } };
+    const quorum = { queries: [{ name: 'query.leader', query: 'leader{pod="{{pod}}"} == 1' }], http: [], compare: [], jobs: [], dryRun: [], timing: { successThreshold: 2 } };
     const withPolicy = (q: typeof quorum, m?: Memory) => plan({ ...input(s, p, T0, m), policies: { quorum: q } });
     const r = withPolicy(quorum);
     expect(r.check?.gates).toEqual([{ name: 'quorum/query.leader', query: 'leader{pod="db-2"} == 1' }]);
@@ -783,6 +783,20 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(withPolicy(edited, one).memory?.streak).toBe(0);
     const two = recordCheck(one, [{ name: 'quorum/query.leader', verdict: { result: 'pass', detail: 'ok' } }], T0 + 1000);
     expect(partitionMoves(plan({ ...input(s, p, T0 + 1000, two), policies: { quorum } }))).toEqual([1]);
+  });
+
+  it("a policy's Job gate is asked for with the step it judges, and its template changed is a new gate", () => {
+    const ann = { [KEYS.enabled]: 'true', [KEYS.gates]: 'smoke', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1' };
+    const s = sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } });
+    const p = pods(['old', 'old', 'new']);
+    const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
+    const smoke = { queries: [], http: [], compare: [], jobs: [{ name: 'job.check', runs: 'step' as const, timeoutSeconds: 60, template }], dryRun: [], timing: {} };
+    const r = plan({ ...input(s, p), policies: { smoke } });
+    expect(r.check?.jobs).toEqual([{ name: 'smoke/job.check', runs: 'step', timeoutSeconds: 60, template, revision: 'new', partition: 2, pod: 'db-2' }]);
+    const one = recordCheck(r.memory!, [{ name: 'smoke/job.check', verdict: { result: 'pass', detail: 'Job succeeded' } }], T0);
+    expect(one.streak).toBe(1);
+    const changed = { ...smoke, jobs: [{ ...smoke.jobs[0]!, timeoutSeconds: 30 }] };
+    expect(plan({ ...input(s, p, T0, one), policies: { smoke: changed } }).memory?.streak).toBe(0);
   });
 
   it('a new outcome of a gate is written to the status; the same outcome again is not', () => {

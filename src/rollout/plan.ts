@@ -86,7 +86,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
 export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
   // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
   // is the same gate.
-  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit]);
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit]);
 }
 
 /** plan decides what to do with one StatefulSet now. */
@@ -533,6 +533,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const ctx = podContext(sts, p, c.revision);
   const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
   if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
+  // Job gates: the step they judge goes on the Job (src/jobs/job-gate.ts), so a restarted controller finds it.
+  if (cfg.jobGates.length > 0) rendered.jobs = cfg.jobGates.map((g) => ({ ...g, revision: c.revision, partition: p, pod: ctx.pod }));
   // Comparisons need pods on both revisions: not before the first step, not at the final check, nor
   // without a revision this rollout started from. The other gates judge those checks.
   const old = c.previous;

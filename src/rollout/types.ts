@@ -2,6 +2,7 @@
 // since the epoch), so plan() is a pure function tested in tables.
 import type { CompareCriteria } from '../analysis/criteria.js';
 import type { PolicyLookup } from '../policies/merge.js';
+import type { JobCheck } from '../jobs/template.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
 export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
@@ -188,6 +189,8 @@ export interface CheckRequest {
   /** HTTP gates (phased-rollout.io/http.<name>), URLs rendered. */
   http?: { name: string; url: string }[];
   httpSecretName?: string;
+  /** Job gates (from gate policies), with the step they judge. */
+  jobs?: JobCheck[];
 }
 
 /** CompareCheck is one comparison gate, rendered for one check. */

@@ -1,0 +1,89 @@
+// The I/O of Job gates (src/jobs/job-gate.ts decides): list the StatefulSet's check Jobs, stop those of a
+// step that is over, label a per-check Job once its outcome is counted, start the next Job. One LIST per
+// check of a StatefulSet that has Job gates, and only while a check is due: no cache of every Job of the
+// cluster in the controller's memory for the few StatefulSets that use them.
+import { PatchStrategy, setHeaderOptions, type BatchV1Api, type ConfigurationOptions, type V1Job } from '@kubernetes/client-node';
+import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
+import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
+import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_LABEL, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
+import type { NamedVerdict } from '../src/rollout/gates.js';
+import type { Logger } from '../src/runtime/logger.js';
+
+export interface JobGateDeps {
+  batch: BatchV1Api;
+  events: EventRecorder;
+  log: Logger;
+  /** Options of a read (deadline). */
+  read: () => ConfigurationOptions;
+  /** Options of a write (fenced: no write once the leader's renew deadline has passed). */
+  write: () => ConfigurationOptions;
+}
+
+/** JobGateResults: the outcomes of the Job gates whose Job finished, and the gates still waiting for theirs. */
+export interface JobGateResults {
+  results: NamedVerdict[];
+  pending: string[];
+}
+
+/** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
+export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[]): Promise<JobGateResults> {
+  const owner = { namespace: t.namespace, name: t.name, uid: t.uid };
+  let views: JobView[];
+  try {
+    const list = await d.batch.listNamespacedJob({ namespace: t.namespace, labelSelector: `${JOB_LABEL}=${labelValue(t.name)}` }, d.read());
+    views = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner) ?? []);
+  } catch (err) {
+    const why = `cannot list the check Jobs: ${apiErrorMessage(err)}`;
+    return { results: checks.map((c) => ({ name: c.name, verdict: { result: 'error', detail: why } })), pending: [] };
+  }
+  const decision = decideJobs(views, checks, owner);
+  const results: NamedVerdict[] = [];
+  const pending = [...decision.pending];
+  for (const j of decision.stop) {
+    try {
+      // Foreground: the Job stays (and counts as running) until its pods are gone, so the next one never overlaps it.
+      await d.batch.deleteNamespacedJob({ name: j.name, namespace: t.namespace, propagationPolicy: 'Foreground', body: { preconditions: { uid: j.uid } } }, d.write());
+      d.log.info({ job: j.name, gate: j.gate }, 'check Job of a finished step stopped');
+      await d.events.emit(t, 'Normal', 'JobCheckStopped', `stopped Job ${j.name} of gate ${j.gate}: its step (revision ${j.revision}, partition ${j.partition}) is over`, d.write());
+    } catch (err) {
+      if (apiErrorCode(err) !== 404 && apiErrorCode(err) !== 409) throw err;
+    }
+  }
+  for (const r of decision.results) {
+    const counted = decision.counted.find((j) => j.gate === r.name);
+    if (counted && !(await markCounted(d, t.namespace, counted))) {
+      // Not labelled: counting it now could count it twice later. The next check counts it.
+      pending.push(r.name);
+      continue;
+    }
+    results.push(r);
+  }
+  if (decision.create) {
+    const { gate, job } = decision.create;
+    try {
+      await d.batch.createNamespacedJob({ namespace: t.namespace, body: job as V1Job }, d.write());
+      d.log.info({ job: job.metadata.name, gate }, 'check Job started');
+      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations['phased-rollout.io/revision']}, partition ${job.metadata.annotations['phased-rollout.io/partition']})`, d.write());
+    } catch (err) {
+      // 409: another controller (a leader handing over) created it a moment ago; the next check waits for it.
+      if (apiErrorCode(err) !== 409) {
+        pending.splice(pending.indexOf(gate), 1);
+        results.push({ name: gate, verdict: { result: 'error', detail: `cannot create the Job of gate ${gate}: ${apiErrorMessage(err)}` } });
+      }
+    }
+  }
+  return { results, pending };
+}
+
+async function markCounted(d: JobGateDeps, namespace: string, j: JobView): Promise<boolean> {
+  try {
+    await d.batch.patchNamespacedJob(
+      { name: j.name, namespace, body: { metadata: { uid: j.uid, labels: { [JOB_CHECKED]: 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch, d.write()),
+    );
+    return true;
+  } catch (err) {
+    d.log.warn({ job: j.name, err: apiErrorMessage(err) }, 'could not label a counted check Job');
+    return false;
+  }
+}

@@ -1,0 +1,128 @@
+import { decideJobs, jobFor, jobName, jobView, labelValue, JOB_CHECKED, JOB_GATE, JOB_PARTITION, JOB_REVISION, JOB_RUN, type JobCheck, type JobView } from './job-gate.js';
+
+const owner = { namespace: 'db', name: 'etcd', uid: 'u-1' };
+const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } } } };
+const check = (over: Partial<JobCheck> = {}): JobCheck => ({ name: 'p/job.smoke', runs: 'step', timeoutSeconds: 60, template, revision: 'r2', partition: 2, pod: 'etcd-2', ...over });
+const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, checked: false, deleting: false, ...over });
+const pass = { result: 'pass' as const, detail: 'Job j succeeded', value: 'Complete' };
+const fail = { result: 'fail' as const, detail: 'Job j failed', value: 'Failed' };
+
+describe('jobFor', () => {
+  it('owns, labels and bounds the Job, and tells its containers what they judge', () => {
+    const job = jobFor(check(), owner, 1);
+    expect(job.metadata.name).toBe(jobName(check(), owner, 1));
+    expect(job.metadata.name.length).toBeLessThanOrEqual(63);
+    expect(job.metadata.ownerReferences).toEqual([{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'etcd', uid: 'u-1' }]);
+    expect(job.metadata.labels).toMatchObject({ 'phased-rollout.io/statefulset': 'etcd', 'app.kubernetes.io/managed-by': 'phased-rollout' });
+    expect(job.metadata.annotations).toMatchObject({ [JOB_GATE]: 'p/job.smoke', [JOB_REVISION]: 'r2', [JOB_PARTITION]: '2', [JOB_RUN]: '1' });
+    expect(job.spec).toMatchObject({ backoffLimit: 0, activeDeadlineSeconds: 60, ttlSecondsAfterFinished: 3600 });
+    expect(job.spec.template.spec.restartPolicy).toBe('Never');
+    expect(job.spec.template.spec.containers[0].env).toEqual(expect.arrayContaining([{ name: 'PHASED_ROLLOUT_POD', value: 'etcd-2' }, { name: 'PHASED_ROLLOUT_REVISION', value: 'r2' }]));
+    // The policy's template is not changed by building a Job from it.
+    expect((template.spec.template.spec as Record<string, unknown>).restartPolicy).toBeUndefined();
+  });
+  it("keeps the template's own retries, TTL and environment", () => {
+    const t = { spec: { backoffLimit: 2, ttlSecondsAfterFinished: 60, template: { spec: { restartPolicy: 'OnFailure', containers: [{ name: 'c', env: [{ name: 'PHASED_ROLLOUT_POD', value: 'mine' }] }] } } } };
+    const job = jobFor(check({ template: t }), owner, 1);
+    expect(job.spec).toMatchObject({ backoffLimit: 2, ttlSecondsAfterFinished: 60 });
+    expect(job.spec.template.spec.containers[0].env.filter((e: { name: string }) => e.name === 'PHASED_ROLLOUT_POD')).toEqual([{ name: 'PHASED_ROLLOUT_POD', value: 'mine' }]);
+  });
+  it('names differ per run, per step and per StatefulSet, and fit in 63 characters for a long name', () => {
+    const names = new Set([jobName(check(), owner, 1), jobName(check(), owner, 2), jobName(check({ partition: 1 }), owner, 1), jobName(check(), { ...owner, uid: 'u-2' }, 1)]);
+    expect(names.size).toBe(4);
+    const long = jobName(check(), { ...owner, name: 'a'.repeat(45) + '-' + 'b'.repeat(40) }, 1);
+    expect(long.length).toBeLessThanOrEqual(63);
+    expect(long).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+  });
+  it('labels a name that is no label value by its hash', () => {
+    expect(labelValue('etcd')).toBe('etcd');
+    expect(labelValue('x'.repeat(70))).toMatch(/^h-[0-9a-f]{20}$/);
+  });
+});
+
+describe('jobView', () => {
+  const job = (status: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+    metadata: { name: 'j', namespace: 'db', uid: 'ju', ownerReferences: [{ uid: 'u-1' }], annotations: { [JOB_GATE]: 'p/job.smoke', [JOB_REVISION]: 'r2', [JOB_PARTITION]: '2', [JOB_RUN]: '3' }, ...extra },
+    status,
+  });
+  it.each([
+    [{}, undefined],
+    [{ conditions: [{ type: 'FailureTarget', status: 'True' }] }, undefined],
+    [{ conditions: [{ type: 'SuccessCriteriaMet', status: 'True' }] }, undefined],
+    [{ conditions: [{ type: 'Complete', status: 'True' }] }, 'pass'],
+    [{ conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] }, 'fail'],
+    [{ conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] }, 'error'],
+  ])('%j -> %s', (status, result) => {
+    expect(jobView(job(status), owner)?.outcome?.result).toBe(result);
+  });
+  it('reads the step, the run and whether it was counted', () => {
+    expect(jobView(job({}, { labels: { [JOB_CHECKED]: 'true' }, deletionTimestamp: 'x' }), owner)).toMatchObject({ gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 3, checked: true, deleting: true });
+  });
+  it("ignores a Job another StatefulSet owns (a same-named one, recreated) or one without the step's annotations", () => {
+    expect(jobView({ ...job({}), metadata: { ...job({}).metadata, ownerReferences: [{ uid: 'other' }] } }, owner)).toBeUndefined();
+    expect(jobView({ metadata: { name: 'j', ownerReferences: [{ uid: 'u-1' }] } }, owner)).toBeUndefined();
+  });
+});
+
+describe('decideJobs', () => {
+  it('starts the Job of the step when none exists, and waits for it', () => {
+    const d = decideJobs([], [check()], owner);
+    expect(d.pending).toEqual(['p/job.smoke']);
+    expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('1');
+    expect(d.results).toEqual([]);
+  });
+  it('waits for a running Job of the step (one a previous controller started too): never a second', () => {
+    const d = decideJobs([view()], [check()], owner);
+    expect(d).toMatchObject({ pending: ['p/job.smoke'], results: [], stop: [] });
+    expect(d.create).toBeUndefined();
+  });
+  it("a per-step Job's outcome stands for every check of its step", () => {
+    for (let i = 0; i < 3; i++) expect(decideJobs([view({ outcome: pass })], [check()], owner)).toMatchObject({ results: [{ name: 'p/job.smoke', verdict: pass }], pending: [], counted: [] });
+  });
+  it('a per-step Job that failed or could not finish is counted once: the next check runs it again', () => {
+    for (const outcome of [fail, { result: 'error' as const, detail: 'timed out', value: 'DeadlineExceeded' }]) {
+      const once = decideJobs([view({ outcome })], [check()], owner);
+      expect(once.results).toEqual([{ name: 'p/job.smoke', verdict: outcome }]);
+      expect(once.counted.map((j) => j.name)).toEqual(['j']);
+      const next = decideJobs([view({ outcome, checked: true })], [check()], owner);
+      expect(next.results).toEqual([]);
+      expect(next.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
+    }
+  });
+  it('a per-check Job is counted once; the next check runs a new one', () => {
+    const once = decideJobs([view({ outcome: fail })], [check({ runs: 'check' })], owner);
+    expect(once.results).toEqual([{ name: 'p/job.smoke', verdict: fail }]);
+    expect(once.counted.map((j) => j.name)).toEqual(['j']);
+    const next = decideJobs([view({ outcome: fail, checked: true })], [check({ runs: 'check' })], owner);
+    expect(next.results).toEqual([]);
+    expect(next.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
+  });
+  it('stops a Job still running for a step that is over, and starts none before it is gone', () => {
+    const old = view({ name: 'old', partition: 3 });
+    const d = decideJobs([old], [check()], owner);
+    expect(d.stop).toEqual([old]);
+    expect(d.create).toBeUndefined();
+    expect(decideJobs([{ ...old, deleting: true }], [check()], owner).create).toBeUndefined();
+    expect(decideJobs([{ ...old, deleting: true, outcome: pass }], [check()], owner).create).toBeDefined();
+  });
+  it('runs the Job gates of one StatefulSet one at a time', () => {
+    const two = [check(), check({ name: 'p/job.verify' })];
+    const first = decideJobs([], two, owner);
+    expect(first.create?.gate).toBe('p/job.smoke');
+    expect(first.pending).toEqual(['p/job.smoke', 'p/job.verify']);
+    const second = decideJobs([view({ outcome: pass })], two, owner);
+    expect(second.create?.gate).toBe('p/job.verify');
+    expect(second.results.map((r) => r.name)).toEqual(['p/job.smoke']);
+  });
+  it("a finished Job of another step or revision neither counts nor blocks", () => {
+    const d = decideJobs([view({ partition: 3, outcome: pass }), view({ revision: 'r1', outcome: fail })], [check()], owner);
+    expect(d.results).toEqual([]);
+    expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('1');
+    expect(d.stop).toEqual([]);
+  });
+  it('a Job being deleted (its TTL ran out) is not the outcome: a check that still needs one runs it again', () => {
+    const d = decideJobs([view({ outcome: pass, deleting: true })], [check()], owner);
+    expect(d.results).toEqual([]);
+    expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
+  });
+});

@@ -40,6 +40,11 @@ describe('the policy CRDs', () => {
     expect(table.stdout).toMatch(/NAME\s+QUERIES\s+HTTP\s+COMPARE\s+JOBS\s+PERIOD\s+AGE\nshown\s+leader\s+errors\s+5\s+/);
     const explained = await kubectlOk(['explain', 'rolloutgate.spec.compare.criteria']);
     expect(explained.stdout).toContain('max-ratio');
+    const noContainers = await kubectl(['apply', '-f', '-'], policy('RolloutGate', 'nojob', { jobs: [{ name: 'smoke', runs: 'always', template: { spec: { template: { spec: { containers: [] } } } } }] }));
+    expect(noContainers.code).not.toBe(0);
+    expect(noContainers.stderr).toContain('spec.jobs[0].template.spec.template.spec.containers');
+    expect(noContainers.stderr).toContain('spec.jobs[0].runs');
+    expect((await kubectlOk(['explain', 'rolloutgate.spec.jobs.timeoutSeconds'])).stdout).toContain('activeDeadlineSeconds');
   });
 });
 

@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build with dev dependencies, then ship a minimal image: the Node.js binary and the libraries it links,
-# the compiled output and the production dependencies, nothing else (no shell, no package manager).
+# the bundled programs (hack/bundle.mjs), nothing else (no shell, no package manager, no node_modules).
 # The image's file tree is staged by hack/node/image-rootfs.sh, the same script the engine-less build
 # (hack/node/images.sh, buildah) uses; test/e2e/image.test.ts builds this file with buildah and compares.
 FROM node:24.9.0-bookworm-slim AS build
@@ -17,7 +17,8 @@ COPY plugin ./plugin
 COPY bench ./bench
 COPY demo ./demo
 COPY test/support ./test/support
-RUN npx tsc -p tsconfig.build.json
+COPY hack/bundle.mjs ./hack/
+RUN npx tsc -p tsconfig.build.json && node hack/bundle.mjs
 COPY hack/node/image-rootfs.sh ./hack/node/
 RUN PHASED_ROLLOUT_IMAGE_NODE=/usr/local/bin/node bash hack/node/image-rootfs.sh /rootfs /src
 
@@ -29,4 +30,4 @@ WORKDIR /app
 USER 65532:65532
 EXPOSE 9443 8080
 ENTRYPOINT ["node"]
-CMD ["dist/webhook/main.js", "--help"]
+CMD ["dist/bundle/webhook.mjs", "--help"]

@@ -26,7 +26,7 @@ export interface JobGateResults {
 }
 
 /** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
-export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[]): Promise<JobGateResults> {
+export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number): Promise<JobGateResults> {
   const owner = { namespace: t.namespace, name: t.name, uid: t.uid };
   let views: JobView[];
   try {
@@ -36,7 +36,7 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
     const why = `cannot list the check Jobs: ${apiErrorMessage(err)}`;
     return { results: checks.map((c) => ({ name: c.name, verdict: { result: 'error', detail: why } })), pending: [] };
   }
-  const decision = decideJobs(views, checks, owner);
+  const decision = decideJobs(views, checks, owner, dryRun, nowMs);
   const results: NamedVerdict[] = [];
   const pending = [...decision.pending];
   for (const j of decision.stop) {
@@ -51,19 +51,17 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
   }
   for (const r of decision.results) {
     const counted = decision.counted.find((j) => j.gate === r.name);
-    if (counted && !(await markCounted(d, t.namespace, counted))) {
-      // Not labelled: counting it now could count it twice later. The next check counts it.
-      pending.push(r.name);
-      continue;
-    }
-    results.push(r);
+    const why = counted ? await markCounted(d, t.namespace, counted) : undefined;
+    // Not labelled (another controller did it first, or the API refused): counting its outcome now could
+    // count it twice. An error instead, which never counts as a fail.
+    results.push(why ? { name: r.name, verdict: { result: 'error', detail: `Job ${counted?.name} could not be marked counted: ${why}` } } : r);
   }
   if (decision.create) {
     const { gate, job } = decision.create;
+    let created = false;
     try {
       await d.batch.createNamespacedJob({ namespace: t.namespace, body: job as V1Job }, d.write());
-      d.log.info({ job: job.metadata.name, gate }, 'check Job started');
-      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations['phased-rollout.io/revision']}, partition ${job.metadata.annotations['phased-rollout.io/partition']})`, d.write());
+      created = true;
     } catch (err) {
       // 409: another controller (a leader handing over) created it a moment ago; the next check waits for it.
       if (apiErrorCode(err) !== 409) {
@@ -71,19 +69,24 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
         results.push({ name: gate, verdict: { result: 'error', detail: `cannot create the Job of gate ${gate}: ${apiErrorMessage(err)}` } });
       }
     }
+    if (created) {
+      d.log.info({ job: job.metadata.name, gate }, 'check Job started');
+      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations['phased-rollout.io/revision']}, partition ${job.metadata.annotations['phased-rollout.io/partition']})`, d.write());
+    }
   }
   return { results, pending };
 }
 
-async function markCounted(d: JobGateDeps, namespace: string, j: JobView): Promise<boolean> {
+/** markCounted labels a Job counted, at the version read (two leaders never both count it); the reason it could not, or undefined. */
+async function markCounted(d: JobGateDeps, namespace: string, j: JobView): Promise<string | undefined> {
   try {
     await d.batch.patchNamespacedJob(
-      { name: j.name, namespace, body: { metadata: { uid: j.uid, labels: { [JOB_CHECKED]: 'true' } } } },
+      { name: j.name, namespace, body: { metadata: { uid: j.uid, resourceVersion: j.resourceVersion, labels: { [JOB_CHECKED]: 'true' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch, d.write()),
     );
-    return true;
+    return undefined;
   } catch (err) {
     d.log.warn({ job: j.name, err: apiErrorMessage(err) }, 'could not label a counted check Job');
-    return false;
+    return apiErrorMessage(err);
   }
 }

@@ -273,7 +273,7 @@ export class Reconciler {
     let fromJobs: NamedVerdict[] = [];
     if (req.jobs && req.jobs.length > 0) {
       if (this.d.batch) {
-        const jobs = await runJobGates({ batch: this.d.batch, events: this.d.events, log: this.d.log.child({ namespace: t.namespace, name: t.name }), read: () => withDeadline(this.d.requestTimeoutMs ?? 10_000), write: () => this.writeOptions() }, t, req.jobs);
+        const jobs = await runJobGates({ batch: this.d.batch, events: this.d.events, log: this.d.log.child({ namespace: t.namespace, name: t.name }), read: () => withDeadline(this.d.requestTimeoutMs ?? 10_000), write: () => this.writeOptions() }, t, req.jobs, dryRun, (this.d.now ?? Date.now)());
         const waiting = jobs.pending.filter((n) => !dryRun.has(n));
         if (waiting.length > 0) return { waiting };
         fromJobs = jobs.results;

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Brings up the end-to-end environment on 127.0.0.1 only, then returns:
 #   a kwok cluster (real etcd, kube-apiserver, kube-controller-manager, kube-scheduler; fake nodes),
-#   the gate exporter, a Prometheus scraping it every second, the webhook from dist/ registered by URL
+#   the gate exporter, a Prometheus scraping it every second, the webhook (its bundle, dist/bundle/webhook.mjs) registered by URL
 #   with the shipped matchConditions/namespaceSelector/timeout/failurePolicy, the ValidatingAdmissionPolicy
-#   backstop, and (once dist/controller/main.js exists) the controller under its own ServiceAccount;
+#   backstop, and (once dist/bundle/controller.mjs exists) the controller (its bundle) under its own ServiceAccount;
 #   as root, one real node besides (hack/real-node.sh: kubelet, containerd, a bridge pod network).
 # Writes .e2e/env (shell-sourceable). Idempotent: a healthy environment is left as it is.
 set -euo pipefail
@@ -18,7 +18,7 @@ phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-
 
 k8s_version=$(source hack/versions.env; echo "$KUBERNETES_VERSION")
 if [ -f "$state/env" ] && grep -qx "KUBERNETES_VERSION='$k8s_version'" "$state/env" && proc running webhook && proc running prometheus && proc running gate-exporter \
-   && { [ ! -f dist/controller/main.js ] || proc running controller; } \
+   && { [ ! -f dist/bundle/controller.mjs ] || proc running controller; } \
    && { ! grep -q '^REAL_NODE=' "$state/env" || { proc running kubelet && proc running containerd; }; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
   log "environment already up ($state/env)"; exit 0
@@ -38,7 +38,7 @@ fi
 prometheus=$(command -v prometheus)
 
 phase "build"
-[ -f dist/webhook/main.js ] && [ -z "${E2E_REBUILD:-}" ] || npm run -s build
+[ -f dist/bundle/webhook.mjs ] && [ -z "${E2E_REBUILD:-}" ] || npm run -s build
 # The project pins Node 24 as a devDependency; prefer it over whatever node is on PATH.
 node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$(command -v node)
 freeport() { "$node" -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
@@ -155,7 +155,7 @@ proc start prometheus
 
 phase "webhook"
 wh_port=$(freeport); wh_metrics=$(freeport)
-echo "$node $root/dist/webhook/main.js --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
+echo "$node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
 proc start webhook
 
 # Registration comes from the shipped manifests, changed only where a loopback process differs from a
@@ -187,11 +187,11 @@ EOF
 chmod 600 "$state/controller.kubeconfig"
 
 ctl_metrics=""
-if [ -f dist/controller/main.js ]; then
+if [ -f dist/bundle/controller.mjs ]; then
   phase "controller"
   ctl_metrics=$(freeport)
   # The Node.js flags of the chart's controller.nodeArgs, so benchmarks measure what users run.
-  echo "$node --max-semi-space-size=4 $root/dist/controller/main.js --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
+  echo "$node --max-semi-space-size=4 $root/dist/bundle/controller.mjs --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
   proc start controller
   wait_http "http://127.0.0.1:$ctl_metrics/readyz"
 fi

@@ -82,7 +82,7 @@ product() {
   local nodebin=$root/node_modules/node/bin/node
   # Compiled afresh from the sources tsconfig.build.json takes (a stale file in dist/ never ships), and
   # keyed by them, the lockfile, the Node.js binary and the staging script.
-  local srcs; srcs=$(cd "$root" && git ls-files -- src webhook controller certs plugin bench demo test/support tsconfig.json tsconfig.build.json | grep -v '\.test\.ts$')
+  local srcs; srcs=$(cd "$root" && git ls-files -- src webhook controller certs plugin bench demo test/support tsconfig.json tsconfig.build.json hack/bundle.mjs | grep -v '\.test\.ts$')
   local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json hack/node/image-rootfs.sh hack/node/images.sh; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
   if [ ! -s "$images_dir/phased-rollout-$tag.tar" ]; then
     local r; r=$(mktemp -d)
@@ -91,11 +91,11 @@ product() {
     mkdir -p "$r/src"
     (cd "$root" && echo "$srcs" | xargs cp --parents -t "$r/src" package.json package-lock.json)
     ln -s "$root/node_modules" "$r/src/node_modules"
-    (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json)
+    (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json && "$nodebin" hack/bundle.mjs)
     rm "$r/src/node_modules"
     bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$r/src"
     commit "phased-rollout-$tag" "$IMAGE_PREFIX/phased-rollout:$tag" "$r/rootfs" --env NODE_ENV=production --env PATH=/usr/local/bin:/usr/bin:/bin \
-      --workingdir /app --user 65532:65532 --port 9443 --port 8080 --entrypoint '["node"]' --cmd '["dist/webhook/main.js","--help"]'
+      --workingdir /app --user 65532:65532 --port 9443 --port 8080 --entrypoint '["node"]' --cmd '["dist/bundle/webhook.mjs","--help"]'
     rm -rf "$r"
   fi
   echo "product=$IMAGE_PREFIX/phased-rollout:$tag=phased-rollout-$tag"

@@ -1,5 +1,6 @@
 // The shell of `kubectl phased-rollout dashboard`: the watches, the express app on 127.0.0.1, the token.
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { runAction } from '../actions.js';
@@ -17,7 +18,7 @@ export async function dashboard(kc: KubeConfig, apps: AppsV1Api, namespace: stri
     source,
     token,
     scope: namespace ? `namespace ${namespace}` : 'all namespaces',
-    staticDir: resolve(import.meta.dirname, '..', '..', '..', 'plugin', 'dashboard', 'static'),
+    staticDir: staticDir(),
     act: (ns, name, verb) => runAction(apps, ns, name, verb),
   });
   const server = app.listen(port, '127.0.0.1');
@@ -38,3 +39,8 @@ export async function dashboard(kc: KubeConfig, apps: AppsV1Api, namespace: stri
   });
 }
 
+/** staticDir: beside the bundle (dist/bundle/static, copied by hack/bundle.mjs), else the sources' folder. */
+function staticDir(): string {
+  const bundled = resolve(import.meta.dirname, 'static');
+  return existsSync(resolve(bundled, 'index.html')) ? bundled : resolve(import.meta.dirname, '..', '..', '..', 'plugin', 'dashboard', 'static');
+}

@@ -1,9 +1,11 @@
-import { decideJobs, jobFor, jobName, jobView, labelValue, JOB_CHECKED, JOB_GATE, JOB_PARTITION, JOB_REVISION, JOB_RUN, type JobCheck, type JobView } from './job-gate.js';
+import { decideJobs, jobFor, jobName, jobView, labelValue, stepKey, JOB_CHECKED, JOB_GATE, JOB_KEY, JOB_PARTITION, JOB_REVISION, JOB_RUN, type JobCheck, type JobView } from './job-gate.js';
 
 const owner = { namespace: 'db', name: 'etcd', uid: 'u-1' };
 const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } } } };
-const check = (over: Partial<JobCheck> = {}): JobCheck => ({ name: 'p/job.smoke', runs: 'step', timeoutSeconds: 60, template, revision: 'r2', partition: 2, pod: 'etcd-2', ...over });
-const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, checked: false, deleting: false, ...over });
+const check = (over: Partial<JobCheck> = {}): JobCheck => ({ name: 'p/job.smoke', runs: 'step', timeoutSeconds: 60, template, revision: 'r2', partition: 2, pod: 'etcd-2', pods: 'etcd-0:u0,etcd-1:u1,etcd-2:u2', ...over });
+const NOW = Date.parse('2026-01-01T00:10:00Z');
+const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, key: stepKey(check()), checked: false, deleting: false, createdMs: NOW - 5000, deadlineSeconds: 60, resourceVersion: '7', ...over });
+const decide = (existing: JobView[], checks: JobCheck[], dryRun: string[] = []) => decideJobs(existing, checks, owner, new Set(dryRun), NOW);
 const pass = { result: 'pass' as const, detail: 'Job j succeeded', value: 'Complete' };
 const fail = { result: 'fail' as const, detail: 'Job j failed', value: 'Failed' };
 
@@ -42,7 +44,8 @@ describe('jobFor', () => {
 
 describe('jobView', () => {
   const job = (status: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
-    metadata: { name: 'j', namespace: 'db', uid: 'ju', ownerReferences: [{ uid: 'u-1' }], annotations: { [JOB_GATE]: 'p/job.smoke', [JOB_REVISION]: 'r2', [JOB_PARTITION]: '2', [JOB_RUN]: '3' }, ...extra },
+    metadata: { name: 'j', namespace: 'db', uid: 'ju', resourceVersion: '9', creationTimestamp: '2026-01-01T00:00:00Z', ownerReferences: [{ uid: 'u-1' }], annotations: { [JOB_GATE]: 'p/job.smoke', [JOB_REVISION]: 'r2', [JOB_PARTITION]: '2', [JOB_RUN]: '3', [JOB_KEY]: 'k' }, ...extra },
+    spec: { activeDeadlineSeconds: 30 },
     status,
   });
   it.each([
@@ -56,7 +59,7 @@ describe('jobView', () => {
     expect(jobView(job(status), owner)?.outcome?.result).toBe(result);
   });
   it('reads the step, the run and whether it was counted', () => {
-    expect(jobView(job({}, { labels: { [JOB_CHECKED]: 'true' }, deletionTimestamp: 'x' }), owner)).toMatchObject({ gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 3, checked: true, deleting: true });
+    expect(jobView(job({}, { labels: { [JOB_CHECKED]: 'true' }, deletionTimestamp: 'x' }), owner)).toMatchObject({ gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 3, key: 'k', checked: true, deleting: true, createdMs: Date.parse('2026-01-01T00:00:00Z'), deadlineSeconds: 30, resourceVersion: '9' });
   });
   it("ignores a Job another StatefulSet owns (a same-named one, recreated) or one without the step's annotations", () => {
     expect(jobView({ ...job({}), metadata: { ...job({}).metadata, ownerReferences: [{ uid: 'other' }] } }, owner)).toBeUndefined();
@@ -66,63 +69,114 @@ describe('jobView', () => {
 
 describe('decideJobs', () => {
   it('starts the Job of the step when none exists, and waits for it', () => {
-    const d = decideJobs([], [check()], owner);
+    const d = decide([], [check()]);
     expect(d.pending).toEqual(['p/job.smoke']);
     expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('1');
     expect(d.results).toEqual([]);
   });
   it('waits for a running Job of the step (one a previous controller started too): never a second', () => {
-    const d = decideJobs([view()], [check()], owner);
+    const d = decide([view()], [check()]);
     expect(d).toMatchObject({ pending: ['p/job.smoke'], results: [], stop: [] });
     expect(d.create).toBeUndefined();
   });
   it("a per-step Job's outcome stands for every check of its step", () => {
-    for (let i = 0; i < 3; i++) expect(decideJobs([view({ outcome: pass })], [check()], owner)).toMatchObject({ results: [{ name: 'p/job.smoke', verdict: pass }], pending: [], counted: [] });
+    for (let i = 0; i < 3; i++) expect(decide([view({ outcome: pass })], [check()])).toMatchObject({ results: [{ name: 'p/job.smoke', verdict: pass }], pending: [], counted: [] });
   });
   it('a per-step Job that failed or could not finish is counted once: the next check runs it again', () => {
     for (const outcome of [fail, { result: 'error' as const, detail: 'timed out', value: 'DeadlineExceeded' }]) {
-      const once = decideJobs([view({ outcome })], [check()], owner);
+      const once = decide([view({ outcome })], [check()]);
       expect(once.results).toEqual([{ name: 'p/job.smoke', verdict: outcome }]);
       expect(once.counted.map((j) => j.name)).toEqual(['j']);
-      const next = decideJobs([view({ outcome, checked: true })], [check()], owner);
+      const next = decide([view({ outcome, checked: true })], [check()]);
       expect(next.results).toEqual([]);
       expect(next.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
     }
   });
   it('a per-check Job is counted once; the next check runs a new one', () => {
-    const once = decideJobs([view({ outcome: fail })], [check({ runs: 'check' })], owner);
+    const once = decide([view({ outcome: fail })], [check({ runs: 'check' })]);
     expect(once.results).toEqual([{ name: 'p/job.smoke', verdict: fail }]);
     expect(once.counted.map((j) => j.name)).toEqual(['j']);
-    const next = decideJobs([view({ outcome: fail, checked: true })], [check({ runs: 'check' })], owner);
+    const next = decide([view({ outcome: fail, checked: true })], [check({ runs: 'check' })]);
     expect(next.results).toEqual([]);
     expect(next.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
   });
   it('stops a Job still running for a step that is over, and starts none before it is gone', () => {
     const old = view({ name: 'old', partition: 3 });
-    const d = decideJobs([old], [check()], owner);
+    const d = decide([old], [check()]);
     expect(d.stop).toEqual([old]);
     expect(d.create).toBeUndefined();
-    expect(decideJobs([{ ...old, deleting: true }], [check()], owner).create).toBeUndefined();
-    expect(decideJobs([{ ...old, deleting: true, outcome: pass }], [check()], owner).create).toBeDefined();
+    expect(decide([{ ...old, deleting: true }], [check()]).create).toBeUndefined();
+    expect(decide([{ ...old, deleting: true, outcome: pass }], [check()]).create).toBeDefined();
   });
   it('runs the Job gates of one StatefulSet one at a time', () => {
     const two = [check(), check({ name: 'p/job.verify' })];
-    const first = decideJobs([], two, owner);
+    const first = decide([], two);
     expect(first.create?.gate).toBe('p/job.smoke');
     expect(first.pending).toEqual(['p/job.smoke', 'p/job.verify']);
-    const second = decideJobs([view({ outcome: pass })], two, owner);
+    const second = decide([view({ outcome: pass })], two);
     expect(second.create?.gate).toBe('p/job.verify');
-    expect(second.results.map((r) => r.name)).toEqual(['p/job.smoke']);
+    // smoke passed, but verify is still to run: nothing counts until both have an outcome.
+    expect(second.results).toEqual([]);
+    expect(second.pending).toEqual(['p/job.verify']);
   });
   it("a finished Job of another step or revision neither counts nor blocks", () => {
-    const d = decideJobs([view({ partition: 3, outcome: pass }), view({ revision: 'r1', outcome: fail })], [check()], owner);
+    const d = decide([view({ partition: 3, outcome: pass }), view({ revision: 'r1', outcome: fail })], [check()]);
     expect(d.results).toEqual([]);
     expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('1');
     expect(d.stop).toEqual([]);
   });
   it('a Job being deleted (its TTL ran out) is not the outcome: a check that still needs one runs it again', () => {
-    const d = decideJobs([view({ outcome: pass, deleting: true })], [check()], owner);
+    const d = decide([view({ outcome: pass, deleting: true })], [check()]);
     expect(d.results).toEqual([]);
     expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('2');
+  });
+
+  it('two enforced gates: nothing is counted while one waits; both outcomes count together, once', () => {
+    const two = [check({ runs: 'check' }), check({ name: 'p/job.verify', runs: 'check' })];
+    const a = view({ outcome: fail });
+    const waiting = decide([a], two);
+    expect(waiting).toMatchObject({ results: [], counted: [], pending: ['p/job.verify'] });
+    expect(waiting.stop).toEqual([]);
+    expect(waiting.create?.gate).toBe('p/job.verify');
+    const b = view({ name: 'k', gate: 'p/job.verify', key: stepKey(two[1]!), outcome: pass });
+    const both = decide([a, b], two);
+    expect(both.results.map((r) => [r.name, r.verdict.result])).toEqual([['p/job.smoke', 'fail'], ['p/job.verify', 'pass']]);
+    expect(both.counted.map((j) => j.name)).toEqual(['j', 'k']);
+    expect(both.pending).toEqual([]);
+  });
+
+  it('a dry-run gate never holds a check: its pending Job does not stop the others, and its running Job makes way', () => {
+    const dry = check({ name: 'p/job.trial' });
+    const trial = view({ name: 't', gate: 'p/job.trial', key: stepKey(dry) });
+    const d = decide([trial, view({ outcome: pass })], [check(), dry], ['p/job.trial']);
+    expect(d.results).toEqual([{ name: 'p/job.smoke', verdict: pass }]);
+    expect(d.pending).toEqual(['p/job.trial']);
+    // The enforced gate needs a Job while the trial's runs: the trial's is stopped, no second Job starts.
+    const blocked = decide([trial], [dry, check()], ['p/job.trial']);
+    expect(blocked.stop).toEqual([trial]);
+    expect(blocked.create).toBeUndefined();
+    expect(blocked.pending).toEqual(['p/job.smoke', 'p/job.trial']);
+  });
+
+  it('a pass stands only for the pods and the gate it judged: a pod replaced or a template edited runs the Job again', () => {
+    const before = view({ outcome: pass });
+    const replaced = check({ pods: 'etcd-0:u0,etcd-1:u1,etcd-2:NEW' });
+    const d = decide([before], [replaced]);
+    expect(d.results).toEqual([]);
+    expect(d.create?.job.metadata.annotations[JOB_KEY]).toBe(stepKey(replaced));
+    const edited = check({ template: { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox', command: ['false'] }] } } } } });
+    expect(stepKey(edited)).not.toBe(stepKey(check()));
+    // The old gate's Job still running is a Job of a step that is over.
+    const old = view();
+    expect(decide([old], [edited]).stop).toEqual([old]);
+  });
+
+  it('a Job stuck past its deadline is an error outcome, stopped, and blocks nothing', () => {
+    const stuck = view({ createdMs: NOW - (60 + 121) * 1000 });
+    const d = decide([stuck], [check()]);
+    expect(d.results).toEqual([{ name: 'p/job.smoke', verdict: expect.objectContaining({ result: 'error', value: 'Stuck' }) }]);
+    expect(d.counted).toEqual([stuck]);
+    expect(d.stop).toEqual([stuck]);
+    expect(decide([{ ...stuck, deleting: true, checked: true }], [check()]).create).toBeDefined();
   });
 });

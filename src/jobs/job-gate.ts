@@ -21,10 +21,21 @@ export const JOB_GATE = 'phased-rollout.io/gate';
 export const JOB_REVISION = 'phased-rollout.io/revision';
 export const JOB_PARTITION = 'phased-rollout.io/partition';
 export const JOB_RUN = 'phased-rollout.io/run';
+/**
+ * What the step's Job judged: the pods as they were (each one's UID and Ready time) and the gate as
+ * written. A pod that went down or was replaced, a retry after a rollback, an edited template: another
+ * key, so an old pass never stands for them.
+ */
+export const JOB_KEY = 'phased-rollout.io/step-key';
 /** Set on a Job once its outcome was counted (a per-check Job, or one that did not pass): a later check runs a new one. */
 export const JOB_CHECKED = 'phased-rollout.io/checked';
 /** Kept for inspection this long after it finished, unless the template says otherwise. */
 export const DEFAULT_JOB_TTL_SECONDS = 3600;
+/**
+ * A Job with no outcome this long after its own deadline is stuck (a pod that never terminates on a
+ * lost node, a deletion held by a finalizer): the check is an error and the Job no longer blocks.
+ */
+export const STUCK_GRACE_SECONDS = 120;
 
 /** JobView is what the decisions need of a Job. */
 export interface JobView {
@@ -34,8 +45,13 @@ export interface JobView {
   revision: string;
   partition: number;
   run: number;
+  key: string;
   checked: boolean;
   deleting: boolean;
+  /** When the API server created it, and its activeDeadlineSeconds. */
+  createdMs: number;
+  deadlineSeconds: number;
+  resourceVersion: string;
   /** Undefined while it runs. */
   outcome?: Verdict;
 }
@@ -48,7 +64,7 @@ export interface Owner {
 }
 
 /** jobView reads one Job (as the API returns it) for the decisions; undefined for a Job not ours. */
-export function jobView(job: { metadata?: Record<string, any>; status?: Record<string, any> }, owner: Owner): JobView | undefined {
+export function jobView(job: { metadata?: Record<string, any>; spec?: Record<string, any>; status?: Record<string, any> }, owner: Owner): JobView | undefined {
   const m = job.metadata ?? {};
   if (!(m.ownerReferences ?? []).some((r: { uid?: string }) => r.uid === owner.uid)) return undefined;
   const a = m.annotations ?? {};
@@ -63,8 +79,12 @@ export function jobView(job: { metadata?: Record<string, any>; status?: Record<s
     revision: a[JOB_REVISION],
     partition,
     run: Number(a[JOB_RUN]) || 0,
+    key: typeof a[JOB_KEY] === 'string' ? a[JOB_KEY] : '',
     checked: m.labels?.[JOB_CHECKED] === 'true',
     deleting: Boolean(m.deletionTimestamp),
+    createdMs: Date.parse(m.creationTimestamp ?? '') || 0,
+    deadlineSeconds: Number(job.spec?.activeDeadlineSeconds) || 0,
+    resourceVersion: m.resourceVersion ?? '',
     ...(outcome ? { outcome } : {}),
   };
 }
@@ -99,37 +119,62 @@ export interface JobDecision {
 
 /**
  * decideJobs says, for one check, which Job gates have an outcome, which wait, which Job to start and
- * which to stop. One Job of a StatefulSet runs at a time: a Job still stopping counts as running.
- * A running Job of the step is waited for (also one a previous controller started); a finished one
- * gives the outcome: a per-step Job that passed at every check of the step; any other outcome once,
- * so a failing check runs its Job again at the next check as a failing query is asked again (failure-
- * threshold counts them), and `kubectl phased-rollout retry` after a failure never meets the old one.
+ * which to stop.
+ * - One Job of a StatefulSet runs at a time; a Job still stopping counts as running. Enforced gates go
+ *   first, and a dry-run gate's Job in their way is stopped: a dry-run gate never holds a check.
+ * - A running Job of the step is waited for (also one a previous controller started).
+ * - A finished one gives the outcome: a per-step Job that passed, at every check of its step (the same
+ *   pods, the same gate: JOB_KEY); any other outcome once, so a failing check runs its Job again at the
+ *   next check as a failing query is asked again (failure-threshold counts them).
+ * - While an enforced gate waits, nothing is counted: the outcomes are taken together, at the check
+ *   that has them all (counting some and then waiting would lose them).
+ * - A Job stuck past its deadline (STUCK_GRACE_SECONDS) is an error outcome and blocks nothing.
  */
-export function decideJobs(existing: readonly JobView[], checks: readonly JobCheck[], owner: Owner): JobDecision {
+export function decideJobs(existing: readonly JobView[], checks: readonly JobCheck[], owner: Owner, dryRun: ReadonlySet<string>, nowMs: number): JobDecision {
   const out: JobDecision = { results: [], pending: [], stop: [], counted: [] };
-  const ofStep = (j: JobView, c: JobCheck) => j.gate === c.name && j.revision === c.revision && j.partition === c.partition;
-  out.stop = existing.filter((j) => !j.outcome && !j.deleting && !checks.some((c) => ofStep(j, c)));
-  let busy = existing.some((j) => !j.outcome);
-  for (const c of checks) {
-    const mine = existing.filter((j) => ofStep(j, c) && !j.deleting && !j.checked);
-    const job = mine.sort((a, b) => b.run - a.run)[0];
-    if (job?.outcome) {
-      out.results.push({ name: c.name, verdict: job.outcome });
-      if (c.runs === 'check' || job.outcome.result !== 'pass') out.counted.push(job);
+  const keyed = checks.map((c) => ({ c, key: stepKey(c), dry: dryRun.has(c.name) }));
+  const ofStep = (j: JobView, k: (typeof keyed)[number]) => j.gate === k.c.name && j.revision === k.c.revision && j.partition === k.c.partition && j.key === k.key;
+  const stuck = (j: JobView) => !j.outcome && j.createdMs > 0 && nowMs > j.createdMs + (j.deadlineSeconds + STUCK_GRACE_SECONDS) * 1000;
+  const outcome = (j: JobView): Verdict | undefined =>
+    j.outcome ?? (stuck(j) ? { result: 'error', detail: `Job ${j.name} has not finished ${STUCK_GRACE_SECONDS}s after its deadline (suspended, or its pods do not terminate); it no longer blocks the checks`, value: 'Stuck' } : undefined);
+  const running = existing.filter((j) => !outcome(j));
+  out.stop = running.filter((j) => !j.deleting && !keyed.some((k) => ofStep(j, k)));
+  out.stop.push(...existing.filter((j) => stuck(j) && !j.deleting));
+  let busy = running.length > 0;
+  for (const k of [...keyed.filter((x) => !x.dry), ...keyed.filter((x) => x.dry)]) {
+    const job = existing.filter((j) => ofStep(j, k) && !j.deleting && !j.checked).sort((a, b) => b.run - a.run)[0];
+    const done = job && outcome(job);
+    if (job && done) {
+      out.results.push({ name: k.c.name, verdict: done });
+      if (k.c.runs === 'check' || done.result !== 'pass') out.counted.push(job);
       continue;
     }
-    out.pending.push(c.name);
-    if (job || busy) continue;
-    const run = 1 + Math.max(0, ...existing.filter((j) => ofStep(j, c)).map((j) => j.run));
-    out.create = { gate: c.name, job: jobFor(c, owner, run) };
+    out.pending.push(k.c.name);
+    if (job) continue;
+    if (busy) {
+      // An enforced gate waits for no dry-run gate's Job: that one is stopped, this one starts next.
+      if (!k.dry) for (const j of running) if (dryRun.has(j.gate) && !j.deleting && !out.stop.includes(j)) out.stop.push(j);
+      continue;
+    }
+    const run = 1 + Math.max(0, ...existing.filter((j) => ofStep(j, k)).map((j) => j.run));
+    out.create = { gate: k.c.name, job: jobFor(k.c, owner, run) };
     busy = true;
+  }
+  if (out.pending.some((n) => !dryRun.has(n))) {
+    out.results = [];
+    out.counted = [];
   }
   return out;
 }
 
+/** stepKey is what a Job of the step judged (JOB_KEY): the pods at the step and the gate as written. */
+export function stepKey(c: JobCheck): string {
+  return createHash('sha256').update(JSON.stringify([c.pods, c.template, c.timeoutSeconds])).digest('hex').slice(0, 16);
+}
+
 /** jobName is a Job's name: the StatefulSet's, shortened, and a hash of the run (≤ 63, a pod label value). */
 export function jobName(c: JobCheck, owner: Owner, run: number): string {
-  const h = createHash('sha256').update(JSON.stringify([owner.uid, c.name, c.revision, c.partition, run])).digest('hex').slice(0, 10);
+  const h = createHash('sha256').update(JSON.stringify([owner.uid, c.name, c.revision, c.partition, stepKey(c), run])).digest('hex').slice(0, 10);
   return `${owner.name.slice(0, 46).replace(/[-.]+$/, '')}-check-${h}`;
 }
 
@@ -165,7 +210,7 @@ export function jobFor(c: JobCheck, owner: Owner, run: number): Record<string, a
       name: jobName(c, owner, run),
       namespace: owner.namespace,
       labels: { ...(t.metadata?.labels ?? {}), 'app.kubernetes.io/managed-by': 'phased-rollout', [JOB_LABEL]: labelValue(owner.name) },
-      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_RUN]: String(run) },
+      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_KEY]: stepKey(c), [JOB_RUN]: String(run) },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: owner.name, uid: owner.uid }],
     },
     spec: {

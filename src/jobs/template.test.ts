@@ -17,6 +17,13 @@ describe('parseJobGate', () => {
     [{ template: { spec: { template: { spec: { containers: [] } } } } }, 'containers: at least one container'],
     [{ template: { spec: { template: { spec: { containers: [{}], restartPolicy: 'Always' } } } } }, 'restartPolicy: Never (the default) or OnFailure'],
     [{ template: { spec: { template: { spec: { containers: [{ name: 'c', args: ['x'.repeat(20_000)] }] } } } } }, 'at most 16384 bytes'],
+    [{ template: { metadata: { labels: { 'phased-rollout.io/checked': 'true' } }, ...template } }, 'template.metadata.labels: phased-rollout.io/checked is the controller\'s to set'],
+    [{ template: { metadata: { annotations: { note: 3 } }, ...template } }, 'template.metadata.annotations: a map of strings'],
+    [{ template: { spec: { ...template.spec, ttlSecondsAfterFinished: 0 } } }, 'ttlSecondsAfterFinished: an integer of at least 60'],
+    [{ template: { spec: { ...template.spec, suspend: true } } }, 'spec.suspend: not set'],
+    [{ template: { spec: { ...template.spec, managedBy: 'x' } } }, 'spec.managedBy: not set'],
+    [{ template: { spec: { ...template.spec, manualSelector: true } } }, 'spec.selector: not set'],
+    [{ template: { spec: { template: { spec: { containers: [{ name: 'c', env: { A: 'b' } }] } } } } }, 'containers[0]: a container whose env is a list'],
   ])('refuses %#', (item, problem) => {
     const r = parseJobGate('job.x', item, 'spec.jobs[0]');
     expect(typeof r).toBe('string');

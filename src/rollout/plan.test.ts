@@ -792,7 +792,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
     const smoke = { queries: [], http: [], compare: [], jobs: [{ name: 'job.check', runs: 'step' as const, timeoutSeconds: 60, template }], dryRun: [], timing: {} };
     const r = plan({ ...input(s, p), policies: { smoke } });
-    expect(r.check?.jobs).toEqual([{ name: 'smoke/job.check', runs: 'step', timeoutSeconds: 60, template, revision: 'new', partition: 2, pod: 'db-2' }]);
+    expect(r.check?.jobs).toEqual([{ name: 'smoke/job.check', runs: 'step', timeoutSeconds: 60, template, revision: 'new', partition: 2, pod: 'db-2', pods: expect.stringContaining('uid-2@') }]);
     const one = recordCheck(r.memory!, [{ name: 'smoke/job.check', verdict: { result: 'pass', detail: 'Job succeeded' } }], T0);
     expect(one.streak).toBe(1);
     const changed = { ...smoke, jobs: [{ ...smoke.jobs[0]!, timeoutSeconds: 30 }] };

@@ -534,7 +534,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
   if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
   // Job gates: the step they judge goes on the Job (src/jobs/job-gate.ts), so a restarted controller finds it.
-  if (cfg.jobGates.length > 0) rendered.jobs = cfg.jobGates.map((g) => ({ ...g, revision: c.revision, partition: p, pod: ctx.pod }));
+  if (cfg.jobGates.length > 0) rendered.jobs = cfg.jobGates.map((g) => ({ ...g, revision: c.revision, partition: p, pod: ctx.pod, pods: m.podsKey ?? '' }));
   // Comparisons need pods on both revisions: not before the first step, not at the final check, nor
   // without a revision this rollout started from. The other gates judge those checks.
   const old = c.previous;

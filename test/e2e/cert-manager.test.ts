@@ -11,7 +11,7 @@ import { KEYS } from '../../src/annotations.js';
 import { ProjectedVolume, serialOf } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
 import { peerSerial } from '../support/https-peer.js';
-import { distEntry, freePort, ROOT, start, type Child } from '../support/process.js';
+import { shipped, freePort, ROOT, start, type Child } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
 import { createNamespace, deleteNamespace, env, getJson, helm, kubectl, kubectlOk, run } from './cluster.js';
 
@@ -95,7 +95,7 @@ describe('the chart with certManager.enabled, a webhook serving the issued certi
 
     // The kubelet's part: the Secret as a projected volume, swapped atomically when it changes.
     const vol = new ProjectedVolume({ cert: b64(first['tls.crt'] ?? ''), key: b64(first['tls.key'] ?? '') });
-    webhook = start(distEntry('webhook/main.js'), ['--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(await freePort()), '--tls-cert-file', vol.certFile, '--tls-key-file', vol.keyFile, '--tls-poll-interval', '1s', '--controller-username', CONTROLLER_USER]);
+    webhook = start(shipped('webhook'), ['--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(await freePort()), '--tls-cert-file', vol.certFile, '--tls-key-file', vol.keyFile, '--tls-poll-interval', '1s', '--controller-username', CONTROLLER_USER]);
     await eventually(async () => expect(await peerSerial(port, ca)).toBe(serialOf(b64(first['tls.crt'] ?? ''))), 20_000, 200).catch((err: Error) => {
       throw new Error(`${err.message}\nwebhook output:\n${webhook?.stdout()}${webhook?.stderr()}`);
     });

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
-import { distEntry, freePort, start, type Child } from '../support/process.js';
+import { shipped, freePort, start, type Child } from '../support/process.js';
 import type { AuditEvent } from '../support/safety-checker.js';
 import { chaosSeed, random, reportChaos, violationsText } from './chaos.js';
 import { Rollout } from './rollout.js';
@@ -73,7 +73,7 @@ describe('chaos: the leader killed mid-rollout, two replicas', () => {
     const lease = `chaos-leader-${randomBytes(3).toString('hex')}`;
     const spawn = async () => {
       const metrics = await freePort();
-      const child = start(distEntry('controller/main.js'), [
+      const child = start(shipped('controller'), [
         '--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', ns,
         '--leader-elect', '--leader-election-name', lease,
         '--leader-election-lease-duration', '4s', '--leader-election-renew-deadline', '3s', '--leader-election-renew-period', '1s',

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { distEntry, freePort, start, type Child } from '../support/process.js';
+import { shipped, freePort, start, type Child } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
 import { fastGate } from './rollout.js';
 import { createNamespace, deleteNamespace, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, safetyReport, setGate, waitHttp } from './cluster.js';
@@ -257,7 +257,7 @@ describe('7: leader election', () => {
   it('only the leader acts; killing it hands over', async () => {
     const e = env();
     await harnessProcess('stop', 'controller');
-    const entry = distEntry('controller/main.js');
+    const entry = shipped('controller');
     const children: { child: Child; metrics: number }[] = [];
     try {
       for (let i = 0; i < 2; i++) {
@@ -335,7 +335,7 @@ describe('kubectl phased-rollout status', () => {
     await setGate(name, '1');
     await created(name, ann);
     const e = env();
-    const watcher = start(distEntry('plugin/main.js'), ['status', name, '-n', ns, '-w', '-o', 'json'], { KUBECONFIG: e.KUBECONFIG });
+    const watcher = start(shipped('plugin'), ['status', name, '-n', ns, '-w', '-o', 'json'], { KUBECONFIG: e.KUBECONFIG });
     try {
       const rev = await newRevision(name, 'registry.example/app:2', ann);
       await completed(name, rev);
@@ -411,7 +411,7 @@ describe('--namespace scope', () => {
     const other = await createNamespace('e2e-other');
     await harnessProcess('stop', 'controller');
     const metrics = await freePort();
-    const scoped = start(distEntry('controller/main.js'), ['--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', ns]);
+    const scoped = start(shipped('controller'), ['--kubeconfig', e.CONTROLLER_KUBECONFIG, '--prometheus-url', e.PROMETHEUS_URL, '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', ns]);
     try {
       await waitHttp(`http://127.0.0.1:${metrics}/readyz`);
       const name = 'scoped';

@@ -8,7 +8,7 @@ import { jest } from '@jest/globals';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { distEntry, start, type Child } from '../support/process.js';
+import { shipped, start, type Child } from '../support/process.js';
 import { createNamespace, deleteNamespace, env } from './cluster.js';
 import { fastGate, Rollout } from './rollout.js';
 
@@ -22,7 +22,7 @@ let page: Page;
 
 beforeAll(async () => {
   ns = await createNamespace('e2e-dash');
-  dash = start(distEntry('plugin/main.js'), ['dashboard', '-n', ns, '--port', '0'], { KUBECONFIG: env().KUBECONFIG });
+  dash = start(shipped('plugin'), ['dashboard', '-n', ns, '--port', '0'], { KUBECONFIG: env().KUBECONFIG });
   url = await eventually(() => {
     const m = /http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+/.exec(dash.stdout());
     expect(m).not.toBeNull();

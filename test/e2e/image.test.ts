@@ -67,17 +67,18 @@ describe(`the product image${skipped}`, () => {
       expect(runtimeConfig(a.config)).toEqual(runtimeConfig(b.config));
       expect(runtimeConfig(b.config)).toEqual({
         Env: ['NODE_ENV=production', 'PATH=/usr/local/bin:/usr/bin:/bin'], WorkingDir: '/app', User: '65532:65532',
-        Entrypoint: ['node'], Cmd: ['dist/webhook/main.js', '--help'], ExposedPorts: ['8080', '9443'],
+        Entrypoint: ['node'], Cmd: ['dist/bundle/webhook.mjs', '--help'], ExposedPorts: ['8080', '9443'],
       });
       const differ = [...new Set([...a.tree.keys(), ...b.tree.keys()])].filter((p) => a.tree.get(p) !== b.tree.get(p));
       expect(differ.map((p) => `${p}: Dockerfile ${a.tree.get(p) ?? 'absent'} | images.sh ${b.tree.get(p) ?? 'absent'}`)).toEqual([]);
-      // What the tree is: Node.js and its libraries, the app with production dependencies only, the user.
+      // What the tree is: Node.js and its libraries, the bundled programs, the user.
       // The Node.js the project pins (the `node` devDependency), whatever node runs npm.
       const pinned = createHash('sha256').update(readFileSync(resolve(ROOT, 'node_modules', 'node', 'bin', 'node'))).digest('hex');
       expect(b.tree.get('usr/local/bin/node')).toMatch(new RegExp(`^755 0:0 \\d+ ${pinned}$`));
       expect([...b.tree.keys()].filter((p) => p.startsWith('bin/') || p === 'bin' || p.startsWith('usr/bin'))).toEqual([]);
-      expect(b.tree.has('app/dist/controller/main.js') && b.tree.has('app/dist/webhook/main.js') && b.tree.has('app/dist/plugin/main.js')).toBe(true);
-      expect([...b.tree.keys()].filter((p) => /^app\/node_modules\/(typescript|jest|ts-jest|fast-check)(\/|$)/.test(p))).toEqual([]);
+      expect(b.tree.has('app/dist/bundle/controller.mjs') && b.tree.has('app/dist/bundle/webhook.mjs') && b.tree.has('app/dist/bundle/plugin.mjs')).toBe(true);
+      // The bundles carry what they use: no node_modules, no compiled sources besides them.
+      expect([...b.tree.keys()].filter((p) => p.startsWith('app/') && !p.startsWith('app/dist/bundle/') && p !== 'app/dist')).toEqual([]);
       expect(readFileSync(join(work, 'b', 'fs', 'etc', 'passwd'), 'utf8')).toContain('nonroot:x:65532:65532');
       console.log(`image: ${b.tree.size} entries, ${(lstatSync(archive).size / 1048576).toFixed(0)} MiB uncompressed`);
     } finally {

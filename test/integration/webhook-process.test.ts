@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loopbackPair } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
-import { distEntry, freePort, start } from '../support/process.js';
+import { shipped, freePort, start } from '../support/process.js';
 import { review, statefulSet } from '../support/statefulset.js';
 
 // Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
 // jest's default 5 s.
 jest.setTimeout(60_000);
 
-const entry = distEntry('webhook/main.js');
+const entry = shipped('webhook');
 const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
 function post(port: number, ca: string, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {

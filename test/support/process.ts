@@ -8,6 +8,14 @@ import { resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 
 /** distEntry returns the path of a built entry point, failing clearly when `npm run build` was not run. */
+/**
+ * shipped is the bundle of a program as users run it (dist/bundle, made by npm run build through
+ * hack/bundle.mjs; the image carries the same files): tests start what ships.
+ */
+export function shipped(program: 'controller' | 'webhook' | 'plugin'): string {
+  return distEntry(`bundle/${program}.mjs`);
+}
+
 export function distEntry(rel: string): string {
   const p = resolve(ROOT, 'dist', rel);
   if (!existsSync(p)) throw new Error(`${p} is missing: run \`npm run build\` first (npm test does)`);

@@ -3,7 +3,8 @@
 // baselines (bench/baseline-server.ts) in the same run, alternating rounds: a bare HTTPS server and a
 // minimal express 5 app (express.json), both answering without a decision; prints medians and ratios.
 // Cases: a ~7 KB UPDATE that changes the template, a 1 MB template, a CREATE and a malformed body; then
-// latency at a fixed request rate, and the peak RSS of both processes.
+// latency at a fixed request rate, the RSS of the processes, and the webhook's idle RSS as shipped (the
+// bundle, dist/bundle/webhook.mjs) beside tsc's output importing node_modules (dist/webhook/main.js).
 // Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --smoke)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect, createServer as createNetServer } from 'node:net';
 import { generateCa, generateServing } from '../certs/forge.js';
-import { cpuSeconds, peakRssMb } from './proc.js';
+import { cpuSeconds, peakRssMb, rssMb } from './proc.js';
 
 const { values } = parseArgs({
   options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false } },
@@ -166,8 +167,24 @@ async function atRate(port: number, body: string, rate: number, seconds: number)
   return { p50: lat[Math.floor(lat.length * 0.5)] ?? 0, p99: lat[Math.floor(lat.length * 0.99)] ?? 0, sent: total };
 }
 
+/** The webhook as it ships (the bundle), and as tsc builds it (its packages from node_modules). */
+const SHIPPED = join(dist, 'bundle/webhook.mjs');
+const MODULES = join(dist, 'webhook/main.js');
+
 /** webhookArgs is the webhook's command line (after node) on the given ports, as both measures start it. */
-const webhookArgs = (port: number, metricsPort: number) => [join(dist, 'webhook/main.js'), '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'];
+const webhookArgs = (port: number, metricsPort: number, entry = SHIPPED) => [entry, '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'];
+
+/** idleRss starts a webhook from `entry`, waits until it serves, lets it sit, and reads its RSS. */
+async function idleRss(entry: string): Promise<number> {
+  const [wp, mp] = [await freePort(), await freePort()];
+  const s = await startServer(webhookArgs(wp, mp, entry), wp);
+  try {
+    await new Promise((r) => setTimeout(r, SMOKE ? 500 : 5000));
+    return rssMb(s.child.pid);
+  } finally {
+    s.child.kill('SIGTERM');
+  }
+}
 
 /** coldStart spawns a fresh webhook and times process start -> /readyz on its metrics port. */
 async function coldStart(): Promise<number> {
@@ -218,10 +235,18 @@ async function main(): Promise<void> {
     const re = await atRate(exp.port, body, RATE, RATE_SECONDS);
     console.log('ratio: webhook req/s / baseline req/s; CPU: baseline CPU per request / webhook CPU per request (1 = the same cost)');
     console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; bare baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms; express baseline p50 ${re.p50.toFixed(2)} ms p99 ${re.p99.toFixed(2)} ms`);
+    console.log(`RSS right after ${RATE} req/s: webhook ${rssMb(wh.child.pid).toFixed(0)} MB`);
     console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB, express baseline ${peakRssMb(exp.child.pid).toFixed(0)} MB`);
     const starts: number[] = [];
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) starts.push(await coldStart());
     console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
+    const idle: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
+    for (let i = 0; i < (SMOKE ? 1 : 3); i++) {
+      idle.bundle.push(await idleRss(SHIPPED));
+      idle.modules.push(await idleRss(MODULES));
+    }
+    const [ib, im] = [median(idle.bundle), median(idle.modules)];
+    console.log(`webhook idle RSS (serving, no request yet, ${SMOKE ? 0.5 : 5} s after start), median of ${idle.bundle.length}: bundle ${ib.toFixed(0)} MB, modules ${im.toFixed(0)} MB (bundle / modules ${(ib / im).toFixed(2)})`);
     console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R | --smoke]');
   } finally {
     for (const s of [wh, base, exp]) s.child.kill('SIGTERM');

@@ -9,7 +9,7 @@ import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
 import { selectorMatches } from '../src/k8s/selector.js';
-import { ownerStatefulSet } from '../src/k8s/view.js';
+import { ownerStatefulSet, slimPod } from '../src/k8s/view.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
@@ -102,6 +102,7 @@ async function main(): Promise<void> {
         const owner = ownerStatefulSet(p);
         return owner ? `${p.metadata?.namespace}/${owner}` : undefined;
       },
+      slim: slimPod,
     },
   );
 

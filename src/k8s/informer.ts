@@ -39,6 +39,8 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
   onWatch?: () => void;
   /** An index key per object (e.g. the owning StatefulSet of a pod), kept up to date from the events. */
   indexBy?: (obj: T) => string | undefined;
+  /** Trims a cached object in place to what the controller reads (the cache keeps the trimmed one). */
+  slim?: (obj: T) => void;
 }
 
 /** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
@@ -78,6 +80,7 @@ export function resilientInformer<T extends KubernetesObject>(
     // cache (they are often the largest part of a pod or StatefulSet, and nothing here reads them), as
     // controller-runtime's default cache transform does.
     if (o.metadata?.managedFields) delete o.metadata.managedFields;
+    opts.slim?.(o);
     // client-node calls back after updating its cache, for list items as for watch events (and a
     // relist reports vanished objects as deletes), so the index follows the cache exactly.
     if (type === 'delete') index.remove(o);

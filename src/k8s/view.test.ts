@@ -1,5 +1,5 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { ownerStatefulSet, podView, statefulSetView } from './view.js';
+import { ownerStatefulSet, podView, slimPod, statefulSetView } from './view.js';
 
 const pod = (name: string, o: { ready?: boolean; phase?: string; since?: Date | string; deleting?: boolean; rev?: string } = {}): V1Pod => ({
   metadata: {
@@ -33,5 +33,23 @@ describe('views', () => {
   it('ignores pods of a StatefulSet whose name merely starts the same', () => {
     expect(podView(pod('db-extra-0'), 'db', 0)).toBeUndefined();
     expect(ownerStatefulSet(pod('db-0'))).toBe('db');
+  });
+});
+
+describe('slimPod', () => {
+  it('keeps what the views read, drops the rest, and the views say the same before and after', () => {
+    const pod = {
+      metadata: { name: 'db-1', namespace: 'ns', uid: 'u', resourceVersion: '5', labels: { 'controller-revision-hash': 'r1', app: 'db' }, annotations: { big: 'x'.repeat(1000) }, generateName: 'db-', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 's', controller: true }], deletionTimestamp: new Date(0), finalizers: ['f'] },
+      spec: { containers: [{ name: 'c', image: 'i' }] },
+      status: { phase: 'Running', conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True', lastTransitionTime: new Date(1000), reason: 'r' }], containerStatuses: [{ name: 'c', ready: true, restartCount: 0, image: 'i', imageID: 'x' }] },
+    } as unknown as V1Pod;
+    const before = podView(pod, 'db', 0);
+    slimPod(pod);
+    expect(pod).toEqual({
+      metadata: { name: 'db-1', namespace: 'ns', uid: 'u', resourceVersion: '5', labels: { 'controller-revision-hash': 'r1', app: 'db' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: 's', controller: true }], deletionTimestamp: new Date(0) },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(1000) }] },
+    });
+    expect(podView(pod, 'db', 0)).toEqual(before);
+    expect(ownerStatefulSet(pod)).toBe('db');
   });
 });

@@ -1,13 +1,15 @@
 // Bundles the three programs users run (controller, webhook, kubectl plugin) from tsc's output into one
-// file each under dist/bundle/, with esbuild: tree-shaken and minified, source maps beside them.
+// file each under dist/bundle/, with esbuild: tree-shaken and minified, source maps beside them, and
+// THIRD_PARTY_LICENSES: the licence files of every package a bundle includes (the image carries no
+// node_modules, so no other copy of them).
 //
-// Why: @kubernetes/client-node's index loads every generated model and API class; imported as
-// packages, that alone holds ~80 MB of the controller's memory and most of the plugin's start time. A
-// bundle keeps the classes the program uses (docs/benchmarks.md#memory has the figures). The image
-// carries these files and no node_modules (hack/node/image-rootfs.sh).
+// Why: @kubernetes/client-node's index loads every generated API class (and every model, which its
+// serializer still needs); a bundle keeps the API classes the program uses and loads as one file
+// (docs/benchmarks.md, section 7, has the figures). The image carries these files and no node_modules
+// (hack/node/image-rootfs.sh).
 //
 //   node hack/bundle.mjs        (npm run build runs it after tsc)
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -24,7 +26,7 @@ export const ENTRIES = {
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-await Promise.all(
+const results = await Promise.all(
   Object.entries(ENTRIES).map(([name, entry]) =>
     build({
       entryPoints: [resolve(root, entry)],
@@ -38,8 +40,12 @@ await Promise.all(
       // keepNames costs a few KB.
       keepNames: true,
       sourcemap: 'linked',
+      metafile: true,
       sourcesContent: false,
-      legalComments: 'linked',
+      // The licences are in THIRD_PARTY_LICENSES, whole (a bundle's own legal comments are a few of them).
+      legalComments: 'none',
+      // Paths in the maps and the metafile relative to the repository, wherever this is run from.
+      absWorkingDir: root,
       logLevel: 'warning',
       // hack/node/images.sh builds in a copy whose node_modules is a link: the paths in the source maps
       // must come out as they do in the Dockerfile's build, byte for byte.
@@ -51,3 +57,24 @@ await Promise.all(
 );
 // The dashboard's page and script (the plugin serves them from beside its bundle).
 cpSync(resolve(root, 'plugin', 'dashboard', 'static'), resolve(out, 'static'), { recursive: true });
+
+// Every package any bundle includes, from esbuild's own account of its inputs: name@version and its
+// LICENSE / LICENCE / NOTICE / COPYING files, sorted, with no path of this machine in it (the two image
+// builds must give the same bytes).
+const packages = new Map();
+for (const r of results) {
+  for (const input of Object.keys(r.metafile.inputs)) {
+    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+    if (m && !packages.has(m[1])) packages.set(m[1], resolve(root, m[1]));
+  }
+}
+const sections = [...packages.values()].flatMap((dir) => {
+  const pkg = JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8'));
+  const files = readdirSync(dir).filter((f) => /^(licen[cs]e|notice|copying)/i.test(f)).sort();
+  const texts = files.map((f) => readFileSync(resolve(dir, f), 'utf8').trim());
+  const head = `${pkg.name}@${pkg.version} (${typeof pkg.license === 'string' ? pkg.license : 'see below'})`;
+  return [{ key: `${pkg.name}@${pkg.version}`, text: `${head}\n${'-'.repeat(head.length)}\n${texts.length > 0 ? texts.join('\n\n') : '(no licence file in the package; its package.json names the licence above)'}\n` }];
+});
+const unique = [...new Map(sections.map((s) => [s.key, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+writeFileSync(resolve(out, 'THIRD_PARTY_LICENSES'), `The bundles in this folder include the following packages, under these licences.\n\n${unique.map(([, t]) => t).join('\n')}`);
+

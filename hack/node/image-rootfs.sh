@@ -4,8 +4,9 @@
 #                                devDependency's; not NODE, which npm sets to its own Node.js)
 #   the shared libraries `ldd` lists for it, at the same paths
 #   /app/dist/bundle             the three programs as bundles (hack/bundle.mjs: each carries the
-#                                dependencies it uses, so no node_modules), their source maps and the
-#                                licences of what they bundle, the dashboard's static files
+#                                dependencies it uses, so no node_modules), their source maps,
+#                                THIRD_PARTY_LICENSES (the licences of what they bundle), the
+#                                dashboard's static files
 #   /etc/passwd, /etc/group      the non-root user 65532 (runAsUser of the chart)
 # Used by both image builds: hack/node/images.sh (buildah, no Docker engine) and the Dockerfile's build
 # stage, so the two images hold the same tree.

@@ -83,7 +83,8 @@ product() {
   # Compiled afresh from the sources tsconfig.build.json takes (a stale file in dist/ never ships), and
   # keyed by them, the lockfile, the Node.js binary and the staging script.
   local srcs; srcs=$(cd "$root" && git ls-files -- src webhook controller certs plugin bench demo test/support tsconfig.json tsconfig.build.json hack/bundle.mjs | grep -v '\.test\.ts$')
-  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json hack/node/image-rootfs.sh hack/node/images.sh; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
+  # The installed tree too: the bundles take their packages from node_modules as it is.
+  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json node_modules/.package-lock.json hack/node/image-rootfs.sh hack/node/images.sh; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
   if [ ! -s "$images_dir/phased-rollout-$tag.tar" ]; then
     local r; r=$(mktemp -d)
     # In a copy of the sources, as the Dockerfile's build stage compiles in /src: the source maps'

@@ -80,8 +80,8 @@ export function podView(p: V1Pod, sts: string, start: number): PodView | undefin
 /**
  * slimPod trims a cached pod, in place, to what the controller reads of it (podView, ownerStatefulSet,
  * the PodDisruptionBudgets' selectors): its identity, labels, owner and deletion, its phase and Ready
- * condition. The spec and the container statuses are most of a pod's size and nothing here reads them:
- * at 3,000 pods they are tens of MB of a cache that is read, never written back. (A live read for a
+ * condition. The spec and the container statuses are most of a real pod's size and nothing here reads
+ * them; the cache is read, never written back. (A live read for a
  * step, controller/reconcile.ts confirmPod, gets the whole pod from the API server.)
  */
 export function slimPod(p: V1Pod): void {

@@ -77,6 +77,9 @@ describe(`the product image${skipped}`, () => {
       expect(b.tree.get('usr/local/bin/node')).toMatch(new RegExp(`^755 0:0 \\d+ ${pinned}$`));
       expect([...b.tree.keys()].filter((p) => p.startsWith('bin/') || p === 'bin' || p.startsWith('usr/bin'))).toEqual([]);
       expect(b.tree.has('app/dist/bundle/controller.mjs') && b.tree.has('app/dist/bundle/webhook.mjs') && b.tree.has('app/dist/bundle/plugin.mjs')).toBe(true);
+      // No node_modules, so the bundled packages' licences travel in one file.
+      const licences = readFileSync(join(work, 'b', 'fs', 'app', 'dist', 'bundle', 'THIRD_PARTY_LICENSES'), 'utf8');
+      for (const pkg of ['@kubernetes/client-node@', 'express@', 'pino@', 'prom-client@']) expect(licences).toContain(`\n${pkg}`);
       // The bundles carry what they use: no node_modules, no compiled sources besides them.
       expect([...b.tree.keys()].filter((p) => p.startsWith('app/') && !p.startsWith('app/dist/bundle') && p !== 'app/dist')).toEqual([]);
       expect(readFileSync(join(work, 'b', 'fs', 'etc', 'passwd'), 'utf8')).toContain('nonroot:x:65532:65532');

@@ -5,7 +5,7 @@
 import { PatchStrategy, setHeaderOptions, type BatchV1Api, type ConfigurationOptions, type V1Job } from '@kubernetes/client-node';
 import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
-import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_LABEL, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
+import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_LABEL, JOB_PARTITION, JOB_REVISION, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { Logger } from '../src/runtime/logger.js';
 
@@ -71,7 +71,7 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
     }
     if (created) {
       d.log.info({ job: job.metadata.name, gate }, 'check Job started');
-      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations['phased-rollout.io/revision']}, partition ${job.metadata.annotations['phased-rollout.io/partition']})`, d.write());
+      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations[JOB_REVISION]}, partition ${job.metadata.annotations[JOB_PARTITION]})`, d.write());
     }
   }
   return { results, pending };

@@ -18,7 +18,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(root, 'dist', 'bundle');
 
 /** ENTRIES: the bundle's name and the compiled entry point it starts from. */
-export const ENTRIES = {
+const ENTRIES = {
   controller: 'dist/controller/main.js',
   webhook: 'dist/webhook/main.js',
   plugin: 'dist/plugin/main.js',
@@ -61,19 +61,14 @@ cpSync(resolve(root, 'plugin', 'dashboard', 'static'), resolve(out, 'static'), {
 // Every package any bundle includes, from esbuild's own account of its inputs: name@version and its
 // LICENSE / LICENCE / NOTICE / COPYING files, sorted, with no path of this machine in it (the two image
 // builds must give the same bytes).
-const packages = new Map();
-for (const r of results) {
-  for (const input of Object.keys(r.metafile.inputs)) {
-    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
-    if (m && !packages.has(m[1])) packages.set(m[1], resolve(root, m[1]));
-  }
-}
-const sections = [...packages.values()].flatMap((dir) => {
+const packages = new Set(results.flatMap((r) => Object.keys(r.metafile.inputs).flatMap((input) => /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? [])));
+const sections = [...packages].map((rel) => {
+  const dir = resolve(root, rel);
   const pkg = JSON.parse(readFileSync(resolve(dir, 'package.json'), 'utf8'));
   const files = readdirSync(dir).filter((f) => /^(licen[cs]e|notice|copying)/i.test(f)).sort();
   const texts = files.map((f) => readFileSync(resolve(dir, f), 'utf8').trim());
   const head = `${pkg.name}@${pkg.version} (${typeof pkg.license === 'string' ? pkg.license : 'see below'})`;
-  return [{ key: `${pkg.name}@${pkg.version}`, text: `${head}\n${'-'.repeat(head.length)}\n${texts.length > 0 ? texts.join('\n\n') : '(no licence file in the package; its package.json names the licence above)'}\n` }];
+  return { key: `${pkg.name}@${pkg.version}`, text: `${head}\n${'-'.repeat(head.length)}\n${texts.length > 0 ? texts.join('\n\n') : '(no licence file in the package; its package.json names the licence above)'}\n` };
 });
 const unique = [...new Map(sections.map((s) => [s.key, s.text])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 writeFileSync(resolve(out, 'THIRD_PARTY_LICENSES'), `The bundles in this folder include the following packages, under these licences.\n\n${unique.map(([, t]) => t).join('\n')}`);

@@ -25,6 +25,8 @@ RUN PHASED_ROLLOUT_IMAGE_NODE=/usr/local/bin/node bash hack/node/image-rootfs.sh
 FROM scratch
 COPY --from=build /rootfs/ /
 ENV NODE_ENV=production PATH=/usr/local/bin:/usr/bin:/bin
+# hack/runtime.env (why: there).
+ENV MALLOC_MMAP_THRESHOLD_=32768
 WORKDIR /app
 # The distroless-style numeric user matches runAsUser in manifests/base.
 USER 65532:65532

@@ -15,14 +15,17 @@ import { parseArgs } from 'node:util';
 import { connect, createServer as createNetServer } from 'node:net';
 import { generateCa, generateServing } from '../certs/forge.js';
 import { cpuSeconds, peakRssMb, rssMb } from './proc.js';
+import { runtimeEnv } from './runtime-env.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false } },
+  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false }, 'glibc-defaults': { type: 'boolean', default: false } },
 });
 // --smoke: a few requests per case, one round: proves the benchmark still runs (CI), measures nothing.
 const SMOKE = values.smoke === true;
 const N = SMOKE ? 50 : Number(values.requests), C = Number(values.concurrency), ROUNDS = SMOKE ? 1 : Number(values.rounds), RATE = Number(values.rate);
 const RATE_SECONDS = SMOKE ? 0.5 : 5;
+// --glibc-defaults: the throughput part runs the webhook without hack/runtime.env (its cost, side by side).
+const GLIBC_DEFAULTS = values['glibc-defaults'] === true;
 const dist = resolve(import.meta.dirname, '..');
 
 const ca = generateCa();
@@ -68,8 +71,8 @@ function freePort(): Promise<number> {
 }
 
 /** startServer spawns a server on `port` and resolves once it accepts TLS connections. */
-async function startServer(args: string[], port: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+async function startServer(args: string[], port: number, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   for (let i = 0; i < 200; i++) {
     const up = await new Promise<boolean>((res) => {
       const s = connect(port, '127.0.0.1', () => (s.destroy(), res(true)));
@@ -174,10 +177,13 @@ const MODULES = join(dist, 'webhook/main.js');
 /** webhookArgs is the webhook's command line (after node) on the given ports, as both measures start it. */
 const webhookArgs = (port: number, metricsPort: number, entry = SHIPPED) => [entry, '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'];
 
-/** idleRss starts a webhook from `entry`, waits until it serves, lets it sit, and reads its RSS. */
-async function idleRss(entry: string): Promise<number> {
+/** SHIPPED_ENV: the environment the image gives the webhook (hack/runtime.env); none with --glibc-defaults. */
+const SHIPPED_ENV = GLIBC_DEFAULTS ? {} : runtimeEnv(resolve(dist, '..'));
+
+/** idleRss starts a webhook from `entry` with `env`, waits until it serves, lets it sit, and reads its RSS. */
+async function idleRss(entry: string, env: Record<string, string>): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
-  const s = await startServer(webhookArgs(wp, mp, entry), wp);
+  const s = await startServer(webhookArgs(wp, mp, entry), wp, env);
   try {
     await new Promise((r) => setTimeout(r, SMOKE ? 500 : 5000));
     return rssMb(s.child.pid);
@@ -190,7 +196,7 @@ async function idleRss(entry: string): Promise<number> {
 async function coldStart(): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, webhookArgs(wp, mp), { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, webhookArgs(wp, mp), { env: { ...process.env, ...SHIPPED_ENV }, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     for (let i = 0; i < 1000; i++) {
       const ok = await fetch(`http://127.0.0.1:${mp}/readyz`).then((r) => r.status === 200, () => false);
@@ -205,7 +211,7 @@ async function coldStart(): Promise<number> {
 
 async function main(): Promise<void> {
   const [wp, mp, bp, ep] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const wh = await startServer(webhookArgs(wp, mp), wp);
+  const wh = await startServer(webhookArgs(wp, mp), wp, SHIPPED_ENV);
   const baseArgs = (port: number) => [join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(port)];
   const base = await startServer(baseArgs(bp), bp);
   const exp = await startServer([...baseArgs(ep), '--express'], ep);
@@ -240,14 +246,18 @@ async function main(): Promise<void> {
     const starts: number[] = [];
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) starts.push(await coldStart());
     console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
-    const idle: Record<'bundle' | 'modules', number[]> = { bundle: [], modules: [] };
+    // As shipped (the bundle with hack/runtime.env), the bundle under glibc's defaults, and tsc's
+    // output importing node_modules (what shipped before the bundles), alternated.
+    const idle: Record<'shipped' | 'bundle' | 'modules', number[]> = { shipped: [], bundle: [], modules: [] };
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) {
-      idle.bundle.push(await idleRss(SHIPPED));
-      idle.modules.push(await idleRss(MODULES));
+      idle.shipped.push(await idleRss(SHIPPED, runtimeEnv(resolve(dist, '..'))));
+      idle.bundle.push(await idleRss(SHIPPED, {}));
+      idle.modules.push(await idleRss(MODULES, {}));
     }
-    const [ib, im] = [median(idle.bundle), median(idle.modules)];
-    console.log(`webhook idle RSS (serving, no request yet, ${SMOKE ? 0.5 : 5} s after start), median of ${idle.bundle.length}: bundle ${ib.toFixed(0)} MB, modules ${im.toFixed(0)} MB (bundle / modules ${(ib / im).toFixed(2)})`);
-    console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R | --smoke]');
+    const [is, ib, im] = [median(idle.shipped), median(idle.bundle), median(idle.modules)];
+    console.log(`webhook idle RSS (serving, no request yet, ${SMOKE ? 0.5 : 5} s after start), median of ${idle.bundle.length}: as shipped (bundle + hack/runtime.env) ${is.toFixed(0)} MB, bundle with glibc's defaults ${ib.toFixed(0)} MB, modules ${im.toFixed(0)} MB (shipped / modules ${(is / im).toFixed(2)})`);
+    console.log(`the webhook above ran with ${GLIBC_DEFAULTS ? "glibc's defaults (--glibc-defaults)" : 'hack/runtime.env, as the image runs it'}`);
+    console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R --glibc-defaults | --smoke]');
   } finally {
     for (const s of [wh, base, exp]) s.child.kill('SIGTERM');
   }

@@ -10,6 +10,7 @@
 //
 //   node hack/bundle.mjs        (npm run build runs it after tsc)
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -22,6 +23,29 @@ const ENTRIES = {
   controller: 'dist/controller/main.js',
   webhook: 'dist/webhook/main.js',
   plugin: 'dist/plugin/main.js',
+};
+
+/**
+ * builtinsViaRequire makes every `import … from 'node:x'` in the bundle a require('node:x') (esbuild
+ * wraps it so named and default imports still work). Why: an ES module's import of a built-in goes
+ * through an ESM facade that reads every export of the module, and in Node.js 24 node:http exports
+ * lazy getters (WebSocket, MessageEvent, CloseEvent) that load Node's own copy of undici — 0.7 MB of
+ * source and ~4 MB RSS that nothing here uses (client-node brings its own undici). require() returns
+ * the module object without touching its getters.
+ */
+const builtins = new Set(builtinModules.map((m) => m.replace(/^node:/, '')));
+const builtinsViaRequire = {
+  name: 'builtins-via-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z_/0-9]+$/ }, (args) => {
+      const bare = args.path.replace(/^node:/, '');
+      if (!builtins.has(bare)) return undefined;
+      if (args.namespace === 'builtin') return { path: `node:${bare}`, external: true };
+      if (args.kind !== 'import-statement' || bare === 'module') return undefined; // the banner imports node:module itself
+      return { path: `node:${bare}`, namespace: 'builtin' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
 };
 
 rmSync(out, { recursive: true, force: true });
@@ -51,6 +75,7 @@ const results = await Promise.all(
       // must come out as they do in the Dockerfile's build, byte for byte.
       preserveSymlinks: true,
       // Some dependencies are CommonJS and call require(): an ESM bundle gives them Node's.
+      plugins: [builtinsViaRequire],
       banner: { js: "import { createRequire as __prCreateRequire } from 'node:module'; const require = __prCreateRequire(import.meta.url);" },
     }),
   ),

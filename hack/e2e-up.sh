@@ -154,8 +154,10 @@ echo "$prometheus --config.file=$state/prometheus/prometheus.yml --storage.tsdb.
 proc start prometheus
 
 phase "webhook"
+# The environment the image gives both programs (hack/runtime.env), so tests and benchmarks run what ships.
+runtime_env=$(grep -v '^#' hack/runtime.env | grep . | tr '\n' ' ')
 wh_port=$(freeport); wh_metrics=$(freeport)
-echo "$node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
+echo "env $runtime_env $node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
 proc start webhook
 
 # Registration comes from the shipped manifests, changed only where a loopback process differs from a
@@ -191,7 +193,7 @@ if [ -f dist/bundle/controller.mjs ]; then
   phase "controller"
   ctl_metrics=$(freeport)
   # The Node.js flags of the chart's controller.nodeArgs, so benchmarks measure what users run.
-  echo "$node --max-semi-space-size=4 $root/dist/bundle/controller.mjs --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
+  echo "env $runtime_env $node --max-semi-space-size=4 $root/dist/bundle/controller.mjs --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
   proc start controller
   wait_http "http://127.0.0.1:$ctl_metrics/readyz"
 fi

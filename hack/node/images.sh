@@ -84,7 +84,7 @@ product() {
   # keyed by them, the lockfile, the Node.js binary and the staging script.
   local srcs; srcs=$(cd "$root" && git ls-files -- src webhook controller certs plugin bench demo test/support tsconfig.json tsconfig.build.json hack/bundle.mjs | grep -v '\.test\.ts$')
   # The installed tree too: the bundles take their packages from node_modules as it is.
-  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json node_modules/.package-lock.json hack/node/image-rootfs.sh hack/node/images.sh; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
+  local tag; tag=$(cd "$root" && { sha256sum "$nodebin" package.json package-lock.json node_modules/.package-lock.json hack/node/image-rootfs.sh hack/node/images.sh hack/runtime.env; echo "$srcs" | xargs sha256sum; } | key /dev/stdin)
   if [ ! -s "$images_dir/phased-rollout-$tag.tar" ]; then
     local r; r=$(mktemp -d)
     # In a copy of the sources, as the Dockerfile's build stage compiles in /src: the source maps'
@@ -95,7 +95,9 @@ product() {
     (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json && "$nodebin" hack/bundle.mjs)
     rm "$r/src/node_modules"
     bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$r/src"
-    commit "phased-rollout-$tag" "$IMAGE_PREFIX/phased-rollout:$tag" "$r/rootfs" --env NODE_ENV=production --env PATH=/usr/local/bin:/usr/bin:/bin \
+    local runtime_env; runtime_env=$(grep -v '^#' "$root/hack/runtime.env" | grep . | sed 's/^/--env /' | tr '\n' ' ')
+    # shellcheck disable=SC2086 # one --env KEY=VALUE per word
+    commit "phased-rollout-$tag" "$IMAGE_PREFIX/phased-rollout:$tag" "$r/rootfs" --env NODE_ENV=production --env PATH=/usr/local/bin:/usr/bin:/bin $runtime_env \
       --workingdir /app --user 65532:65532 --port 9443 --port 8080 --entrypoint '["node"]' --cmd '["dist/bundle/webhook.mjs","--help"]'
     rm -rf "$r"
   fi

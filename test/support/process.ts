@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { runtimeEnv } from '../../bench/runtime-env.js';
 
 /** ROOT is the repository root. */
 export const ROOT = resolve(import.meta.dirname, '..', '..');
@@ -45,7 +46,9 @@ export interface Child {
 
 /** start spawns `node <entry> ...args` with the current Node binary. */
 export function start(entry: string, args: string[], env: Record<string, string> = {}): Child {
-  const proc = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A bundle runs with the environment the image gives it (hack/runtime.env).
+  const shippedEnv = entry.startsWith(resolve(ROOT, 'dist', 'bundle')) ? runtimeEnv(ROOT) : {};
+  const proc = spawn(process.execPath, [entry, ...args], { env: { ...process.env, ...shippedEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));

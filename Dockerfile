@@ -26,7 +26,7 @@ FROM scratch
 COPY --from=build /rootfs/ /
 ENV NODE_ENV=production PATH=/usr/local/bin:/usr/bin:/bin
 # hack/runtime.env (why: there).
-ENV MALLOC_MMAP_THRESHOLD_=32768
+ENV MALLOC_MMAP_THRESHOLD_=32768 MALLOC_ARENA_MAX=2
 WORKDIR /app
 # The distroless-style numeric user matches runAsUser in manifests/base.
 USER 65532:65532

@@ -8,7 +8,7 @@
 // Run it at two sizes (e.g. 30 and 300) to see what grows with the number of objects.
 // Reproduce: npm run e2e:up && npm run bench:many -- --statefulsets 300 --replicas 3 --rolling 10 --idle 60
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMb } from './proc.js';
@@ -16,13 +16,18 @@ import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
-  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, smoke: { type: 'boolean', default: false } },
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false } },
 });
 const SMOKE = values.smoke === true;
 const S = SMOKE ? 4 : Number(values.statefulsets);
 const R = SMOKE ? 2 : Number(values.replicas);
 const K = SMOKE ? 2 : Math.min(Number(values.rolling), S);
 const IDLE_S = SMOKE ? 2 : Number(values.idle);
+// --idle-runs N: the idle RSS of N fresh controller processes (the median is the figure), and with
+// --modules as many of tsc's output importing node_modules without hack/runtime.env (what shipped before
+// the bundles), alternated with them: both builds side by side on the same objects.
+const IDLE_RUNS = SMOKE ? 1 : Math.max(1, Number(values['idle-runs']));
+const MODULES = values.modules === true;
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
 
@@ -98,6 +103,48 @@ async function coldStart(): Promise<number> {
   }
 }
 
+/** idlePeak restarts the controller and returns its highest RSS over IDLE_S seconds, from 5 s after /readyz. */
+async function idlePeak(): Promise<number> {
+  await coldStart();
+  await sleep(5000);
+  const pid = controllerPid();
+  let peak = 0;
+  for (let t = 0; t < IDLE_S; t++) {
+    await sleep(1000);
+    peak = Math.max(peak, rssMb(pid));
+  }
+  return peak;
+}
+
+/** modulesCommand is the harness's controller command with tsc's output for the bundle and without hack/runtime.env. */
+function modulesCommand(shipped: string): string {
+  return shipped.replace(/^env (?:\S+=\S* )+/, '').replace('/dist/bundle/controller.mjs', '/dist/controller/main.js');
+}
+
+/** idleSamples measures IDLE_RUNS fresh processes as shipped (beyond `first`) and, with --modules, as many of the modules build. */
+async function idleSamples(first: number): Promise<{ shipped: number[]; modules: number[] }> {
+  const file = resolve(ROOT, '.e2e', 'cmd', 'controller');
+  const shipped = readFileSync(file, 'utf8');
+  const out = { shipped: [first], modules: [] as number[] };
+  try {
+    for (let i = 0; i < IDLE_RUNS; i++) {
+      if (i > 0) out.shipped.push(await idlePeak());
+      if (MODULES) {
+        writeFileSync(file, modulesCommand(shipped));
+        try {
+          out.modules.push(await idlePeak());
+        } finally {
+          writeFileSync(file, shipped);
+        }
+      }
+    }
+  } finally {
+    writeFileSync(file, shipped);
+    await coldStart(); // the harness's controller as it was
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   if (!env.AUDIT_LOG) throw new Error('.e2e/env has no AUDIT_LOG: run npm run e2e:up');
   const nodes = Math.max(3, Math.ceil((S * R + 100) / 100));
@@ -154,7 +201,12 @@ async function main(): Promise<void> {
     console.log(`${K} rolling at once (${rollSeconds.toFixed(0)} s): reaction p50 ${pct(lat, 0.5)} ms, p99 ${pct(lat, 0.99)} ms, max ${Math.max(...lat)} ms (n=${lat.length}); API requests per step ${perStep.toFixed(2)} (${rollRequests.map(([k, v]) => `${k} ${v}`).join(', ')}); mean reconcile ${meanReconcileMs.toFixed(2)} ms; CPU ${(rollCpu * 100).toFixed(1)}%; peak RSS ${rssRoll.toFixed(0)} MB`);
     console.log(`cold start with ${S} StatefulSets and ${S * R} pods: process start -> /readyz ${cold} ms; RSS 5 s later ${rssAfterStart.toFixed(0)} MB`);
     console.log(`reaction median ${median(lat)} ms`);
-    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}`);
+    if (IDLE_RUNS > 1 || MODULES) {
+      const idle = await idleSamples(rssIdle);
+      const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} MB of ${xs.length} (${xs.map((x) => x.toFixed(0)).join(', ')})`;
+      console.log(`idle RSS of fresh processes, highest over ${IDLE_S} s each: as shipped (bundle + hack/runtime.env) ${fmt(idle.shipped)}${MODULES ? `; modules (tsc's output, glibc's defaults) ${fmt(idle.modules)}; shipped / modules ${(median(idle.shipped) / median(idle.modules)).toFixed(2)}` : ''}`);
+    }
+    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}`);
   } finally {
     kubectl(['delete', 'namespace', ns, '--wait=false']);
   }

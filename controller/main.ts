@@ -23,6 +23,8 @@ import { policyInformers, refsOf, startInBackground } from './policies.js';
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
 const LOSS_EXIT_MS = 1000;
+/** LIST_PAGE: objects per list request of StatefulSets and pods (client-go's reflector asks for 500 too). */
+const LIST_PAGE = 500;
 /** POLICY_LIST_WAIT_MS bounds the wait for the gate policy caches at start-up. */
 const POLICY_LIST_WAIT_MS = 5000;
 
@@ -67,7 +69,7 @@ async function main(): Promise<void> {
   const statefulSets = resilientInformer<V1StatefulSet>(
     kc,
     ns ? `/apis/apps/v1/namespaces/${ns}/statefulsets` : '/apis/apps/v1/statefulsets',
-    () => (ns ? apps.listNamespacedStatefulSet({ namespace: ns }) : apps.listStatefulSetForAllNamespaces()),
+    (page) => (ns ? apps.listNamespacedStatefulSet({ namespace: ns, ...page }) : apps.listStatefulSetForAllNamespaces(page)),
     log,
     (type, s) => {
       if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
@@ -75,7 +77,7 @@ async function main(): Promise<void> {
       // grouped StatefulSets pay for the scan of their namespace.
       for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
     },
-    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }) },
+    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }), pageSize: LIST_PAGE },
   );
   // Only pods that belong to a StatefulSet or DaemonSet carry controller-revision-hash: the label
   // selector keeps every other pod of the cluster out of this cache.
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
   const pods = resilientInformer<V1Pod>(
     kc,
     ns ? `/api/v1/namespaces/${ns}/pods` : '/api/v1/pods',
-    () => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector: podSelector }) : core.listPodForAllNamespaces({ labelSelector: podSelector })),
+    (page) => (ns ? core.listNamespacedPod({ namespace: ns, labelSelector: podSelector, ...page }) : core.listPodForAllNamespaces({ labelSelector: podSelector, ...page })),
     log,
     (_type, p) => {
       const owner = ownerStatefulSet(p);
@@ -103,6 +105,8 @@ async function main(): Promise<void> {
         return owner ? `${p.metadata?.namespace}/${owner}` : undefined;
       },
       slim: slimPod,
+      // Pods are the most numerous objects: listed LIST_PAGE at a time, trimmed as each page arrives.
+      pageSize: LIST_PAGE,
     },
   );
 

@@ -10,6 +10,7 @@ import { makeInformer, type KubeConfig, type KubernetesObject, type ListPromise 
 import type { Logger } from '../runtime/logger.js';
 import { realTimers, type Timers } from '../runtime/queue.js';
 import { apiErrorMessage } from './errors.js';
+import { listInPages, type PagedList } from './list-pages.js';
 
 /** WatchEvent is what the callback receives. */
 export type WatchEvent = 'add' | 'update' | 'delete';
@@ -41,6 +42,8 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
   indexBy?: (obj: T) => string | undefined;
   /** Trims a cached object in place to what the controller reads (the cache keeps the trimmed one). */
   slim?: (obj: T) => void;
+  /** List in pages of this many objects (the list function gets `limit` and `_continue`), each trimmed as it arrives. */
+  pageSize?: number;
 }
 
 /** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
@@ -52,7 +55,7 @@ export function backoffMs(failures: number, baseMs: number, maxMs: number): numb
 export function resilientInformer<T extends KubernetesObject>(
   kc: KubeConfig,
   path: string,
-  listFn: ListPromise<T>,
+  listFn: ListPromise<T> | PagedList<T>,
   log: Logger,
   onEvent: (type: WatchEvent, obj: T) => void,
   opts: InformerOptions<T> = {},
@@ -66,8 +69,15 @@ export function resilientInformer<T extends KubernetesObject>(
   let errors = 0;
   let lastError: unknown;
   let timer: unknown;
+  const trim = (o: T): void => {
+    // client-node calls back with the very object it caches: dropping managedFields here shrinks the
+    // cache (they are often the largest part of a pod or StatefulSet, and nothing here reads them), as
+    // controller-runtime's default cache transform does.
+    if (o.metadata?.managedFields) delete o.metadata.managedFields;
+    opts.slim?.(o);
+  };
   const tracked: ListPromise<T> = async () => {
-    const list = await listFn();
+    const list = opts.pageSize ? await listInPages(listFn as PagedList<T>, opts.pageSize, trim) : await (listFn as ListPromise<T>)();
     listed = true;
     failures = 0;
     return list;
@@ -76,11 +86,7 @@ export function resilientInformer<T extends KubernetesObject>(
   const index = new SecondaryIndex<T>(opts.indexBy);
   const event = (type: WatchEvent) => (o: T) => {
     failures = 0;
-    // client-node calls back with the very object it caches: dropping managedFields here shrinks the
-    // cache (they are often the largest part of a pod or StatefulSet, and nothing here reads them), as
-    // controller-runtime's default cache transform does.
-    if (o.metadata?.managedFields) delete o.metadata.managedFields;
-    opts.slim?.(o);
+    trim(o);
     // client-node calls back after updating its cache, for list items as for watch events (and a
     // relist reports vanished objects as deletes), so the index follows the cache exactly.
     if (type === 'delete') index.remove(o);

@@ -57,3 +57,47 @@ describe('resilientInformer', () => {
     await inf.stop();
   });
 });
+
+describe('resilientInformer with pageSize', () => {
+  // 7 ConfigMaps at resourceVersion 99, served `limit` at a time with the offset as the continue token.
+  const all: V1ConfigMap[] = Array.from({ length: 7 }, (_, i) => ({ metadata: { name: `c${i}`, namespace: 'ns', resourceVersion: '99', managedFields: [{ manager: 'kubectl' }] } }));
+  const lists: string[] = [];
+  let watchFrom = '';
+  let server: Server;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x');
+      if (url.searchParams.get('watch') === 'true') {
+        watchFrom = url.searchParams.get('resourceVersion') ?? '';
+        return void res.writeHead(200, { 'content-type': 'application/json' }).write('');
+      }
+      lists.push(url.search);
+      const limit = Number(url.searchParams.get('limit') ?? all.length);
+      const from = Number(url.searchParams.get('continue') ?? 0);
+      const next = from + limit < all.length ? String(from + limit) : undefined;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '99', ...(next ? { continue: next } : {}) }, items: all.slice(from, from + limit) }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+
+  it('lists page by page through client-node (limit and continue on the wire), caches every object trimmed, and watches from the snapshot', async () => {
+    const kc = new KubeConfig();
+    const port = (server.address() as AddressInfo).port;
+    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const core = kc.makeApiClient(CoreV1Api);
+    const { log } = quietLog();
+    const slimmed: string[] = [];
+    const inf = resilientInformer<V1ConfigMap>(kc, '/api/v1/configmaps', (page) => core.listConfigMapForAllNamespaces(page), log, () => undefined, { pageSize: 3, slim: (o) => void slimmed.push(o.metadata?.name ?? '') });
+    await inf.start();
+    expect(lists).toEqual(['?limit=3', '?continue=3&limit=3', '?continue=6&limit=3']);
+    expect(inf.list('ns').map((o) => o.metadata?.name).sort()).toEqual(all.map((o) => o.metadata?.name));
+    expect(inf.list('ns').some((o) => o.metadata?.managedFields)).toBe(false);
+    expect(slimmed.slice(0, 7)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6']); // as each page arrived
+    await eventually(() => expect(watchFrom).toBe('99'), 10_000, 50);
+    await inf.stop();
+  });
+});

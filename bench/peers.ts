@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     const results = new Map<string, Rollout[]>();
     for (const system of SYSTEMS) {
       // One system at a time: our controller runs only for our own rounds.
-      const ourPid = await ourController(system === 'ours' ? 'start' : 'stop');
+      const ourPid = await ourController(system === 'ours' ? 'restart' : 'stop');
       const ns = setUp(system, `bench-peers-${system}-${n}`, peers);
       const name = 'app';
       kubectl(['apply', '-f', '-'], JSON.stringify(statefulSet(ns, name, n, 'registry.example/app:0', system)));

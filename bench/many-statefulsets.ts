@@ -16,7 +16,7 @@ import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
-  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false } },
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false } },
 });
 const SMOKE = values.smoke === true;
 const S = SMOKE ? 4 : Number(values.statefulsets);
@@ -208,7 +208,9 @@ async function main(): Promise<void> {
     }
     console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}`);
   } finally {
-    kubectl(['delete', 'namespace', ns, '--wait=false']);
+    // --keep: the namespace stays for a closer look (delete it with kubectl when done).
+    if (values.keep === true) console.log(`kept namespace ${ns}`);
+    else kubectl(['delete', 'namespace', ns, '--wait=false']);
   }
 }
 

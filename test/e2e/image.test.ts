@@ -7,6 +7,7 @@ import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkS
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { jest } from '@jest/globals';
+import { runtimeEnv } from '../../bench/runtime-env.js';
 import { ROOT } from '../support/process.js';
 import { run } from './cluster.js';
 import { needRealNode, realNodeIt } from './real-node.js';
@@ -66,7 +67,8 @@ describe(`the product image${skipped}`, () => {
 
       expect(runtimeConfig(a.config)).toEqual(runtimeConfig(b.config));
       expect(runtimeConfig(b.config)).toEqual({
-        Env: ['NODE_ENV=production', 'PATH=/usr/local/bin:/usr/bin:/bin'], WorkingDir: '/app', User: '65532:65532',
+        // hack/runtime.env's variables, then the two every image sets.
+        Env: [...Object.entries(runtimeEnv(ROOT)).map(([k, v]) => `${k}=${v}`), 'NODE_ENV=production', 'PATH=/usr/local/bin:/usr/bin:/bin'].sort(), WorkingDir: '/app', User: '65532:65532',
         Entrypoint: ['node'], Cmd: ['dist/bundle/webhook.mjs', '--help'], ExposedPorts: ['8080', '9443'],
       });
       const differ = [...new Set([...a.tree.keys(), ...b.tree.keys()])].filter((p) => a.tree.get(p) !== b.tree.get(p));

@@ -74,8 +74,8 @@ const results = await Promise.all(
       // hack/node/images.sh builds in a copy whose node_modules is a link: the paths in the source maps
       // must come out as they do in the Dockerfile's build, byte for byte.
       preserveSymlinks: true,
-      // Some dependencies are CommonJS and call require(): an ESM bundle gives them Node's.
       plugins: [builtinsViaRequire],
+      // Some dependencies are CommonJS and call require(): an ESM bundle gives them Node's.
       banner: { js: "import { createRequire as __prCreateRequire } from 'node:module'; const require = __prCreateRequire(import.meta.url);" },
     }),
   ),

@@ -12,6 +12,19 @@ import { quietLog } from '../support/quiet-log.js';
 // jest's default 5 s.
 jest.setTimeout(60_000);
 
+/** The stub API servers below: listening on a free loopback port, closed with their connections, and a kubeconfig naming them. */
+const listen = (server: Server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise<void>((r) => server.close(() => r()));
+}
+function kubeConfigFor(server: Server): KubeConfig {
+  const kc = new KubeConfig();
+  const port = (server.address() as AddressInfo).port;
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  return kc;
+}
+
 describe('resilientInformer', () => {
   let server: Server;
   let watches = 0;
@@ -30,17 +43,12 @@ describe('resilientInformer', () => {
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await listen(server);
   });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise<void>((r) => server.close(() => r()));
-  });
+  afterAll(() => closeServer(server));
 
   it('restarts after watch errors and picks up objects created meanwhile', async () => {
-    const kc = new KubeConfig();
-    const port = (server.address() as AddressInfo).port;
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const kc = kubeConfigFor(server);
     const core = kc.makeApiClient(CoreV1Api);
     const { log, lines } = quietLog();
     const seen: string[] = [];
@@ -77,17 +85,12 @@ describe('resilientInformer with pageSize', () => {
       const next = from + limit < all.length ? String(from + limit) : undefined;
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '99', ...(next ? { continue: next } : {}) }, items: all.slice(from, from + limit) }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await listen(server);
   });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise<void>((r) => server.close(() => r()));
-  });
+  afterAll(() => closeServer(server));
 
   it('lists page by page through client-node (limit and continue on the wire), caches every object trimmed, and watches from the snapshot', async () => {
-    const kc = new KubeConfig();
-    const port = (server.address() as AddressInfo).port;
-    kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+    const kc = kubeConfigFor(server);
     const core = kc.makeApiClient(CoreV1Api);
     const { log } = quietLog();
     const slimmed: string[] = [];

@@ -8,6 +8,7 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
+import { heldInconclusive, judgePromotion } from './holds.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -377,8 +378,7 @@ function inconclusiveHold(c: Ctx, message: string, measured: { history?: GateHis
 
 /** inInconclusiveHold: the status says this revision is paused at this partition after inconclusive checks. */
 function inInconclusiveHold(c: Ctx): boolean {
-  const prev = c.prev;
-  return prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === c.revision && prev.partition === c.input.sts.partition;
+  return heldInconclusive(c.prev, c.revision, c.input.sts);
 }
 
 /**
@@ -420,17 +420,11 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     return giveUp(c, cfg, 'ErrorLimit', `gates could not be evaluated ${m.errors} times in a row at partition ${p} (error-limit; ${m.lastVerdict?.detail ?? 'no detail'})`, m);
   }
   // Inconclusive checks (a comparison with too few values, a difference not significant) pause the
-  // rollout for a person once inconclusive-limit come in a row; `promote` takes the step anyway.
-  // A promotion names the hold by its start, and stays in force (status `promoted`) until its step is
-  // taken, whatever holds the step meanwhile (a pod not ready, a PDB, a pod of another member of the
-  // group down); never a later hold, nor another step.
+  // rollout for a person once inconclusive-limit come in a row; `promote` takes the step anyway
+  // (src/rollout/holds.ts).
   const prev = c.prev;
   const held = inInconclusiveHold(c);
-  const pr = cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === c.revision && cfg.promote.partition === sts.partition ? cfg.promote : undefined;
-  const promotion = pr ? `${pr.revision}@${pr.partition}@${pr.hold}` : undefined;
-  // The same step only: a scale since (fewer replicas move p, not the partition) is another step.
-  const sameStep = prev?.replicas === sts.replicas && p === sts.partition;
-  const promoted = pr !== undefined && sameStep && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === promotion && prev?.revision === c.revision));
+  const { promoted, token: promotion } = judgePromotion(cfg, prev, c.revision, sts, p, held);
   if (promoted && promotion) c.status = { promoted: promotion };
   else if (held && prev) return inconclusiveHold(c, prev.message, m);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {

@@ -1,6 +1,6 @@
 import fastJsonPatch from 'fast-json-patch';
 import { KEYS } from '../annotations.js';
-import { decide, ROW_SHAPE, ROW_STATUS, type Decision } from './decide.js';
+import { decide, ROW_SHAPE, ROW_STATUS, ROW_STATUS_SUBRESOURCE, type Decision } from './decide.js';
 import { MAX_WARNING_LENGTH } from './messages.js';
 import type { AdmissionRequest, KubeObject } from './review.js';
 
@@ -265,6 +265,76 @@ describe('decide: one case per row of SPEC §3', () => {
     // An annotation-only change, e.g. pausing.
     const paused = { ...ON, [KEYS.paused]: 'true' };
     expect(decide(req('UPDATE', sts({ ann: paused, partition: 2 }), sts({ partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
+  });
+});
+
+describe('decide: the status subresource', () => {
+  // What `kubectl patch sts db --subresource=status` sends: the API server's status strategy resets
+  // only .spec, so metadata in such a request is stored.
+  const statusReq = (object: KubeObject, oldObject: KubeObject, extra: Partial<AdmissionRequest> = {}) => req('UPDATE', object, oldObject, { subResource: 'status', ...extra });
+  const forged = JSON.stringify({ phase: 'RollingBack', revision: 'db-2', failedRevision: 'db-1', previousRevision: 'db-2' });
+  const current = JSON.stringify({ phase: 'Checking', revision: 'db-2' });
+  const KUBE_STS_CONTROLLER = 'system:serviceaccount:kube-system:statefulset-controller';
+
+  it('a forged status annotation sent to /status is denied 403 for anyone but the controller, saying what to do', () => {
+    const d = decide(statusReq(sts({ ann: { ...ON, [KEYS.status]: forged }, partition: 3 }), sts({ ann: { ...ON, [KEYS.status]: current }, partition: 3 })), opts);
+    expect(d).toMatchObject({ type: 'deny', row: ROW_STATUS_SUBRESOURCE, code: 403, reason: 'Forbidden' });
+    expect(d.type === 'deny' && d.message).toBe(
+      'phased-rollout: annotation phased-rollout.io/status of StatefulSet prod/db cannot be changed through the status subresource; ' +
+        'phased-rollout.io/ annotations are set on the StatefulSet itself (kubectl annotate, or kubectl patch without --subresource), where they are checked',
+    );
+    // Added where there was none, and by a user holding a wildcard role: the same.
+    expect(decide(statusReq(sts({ ann: { ...ON, [KEYS.status]: forged }, partition: 3 }), sts({ partition: 3 }), { userInfo: { username: 'system:serviceaccount:gitops:argocd' } }), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS_SUBRESOURCE, code: 403 });
+    // Even the StatefulSet controller's identity may not change them (it never does).
+    expect(decide(statusReq(sts({ ann: { ...ON, [KEYS.status]: forged }, partition: 3 }), sts({ partition: 3 }), { userInfo: { username: KUBE_STS_CONTROLLER } }), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS_SUBRESOURCE });
+  });
+
+  it('any change of a phased-rollout.io/ annotation through /status is denied: an edit, an addition, a removal', () => {
+    const base = { ...ON, [KEYS.status]: current };
+    const cases: [string, Record<string, string>, Record<string, string>][] = [
+      ['edit of paused', { ...base, [KEYS.paused]: 'false' }, { ...base, [KEYS.paused]: 'true' }],
+      ['addition of a promotion', base, { ...base, [KEYS.promote]: 'x' }],
+      ['removal of the status', base, ON],
+      ['removal of the opt-in', base, { [KEYS.query]: 'up', [KEYS.status]: current }],
+      ['an opt-in added where there was none', {}, { [KEYS.enabled]: 'true', [KEYS.status]: forged }],
+      ['opted out, a status added', { [KEYS.enabled]: 'false' }, { [KEYS.enabled]: 'false', [KEYS.status]: forged }],
+      ['an unknown key under the prefix', base, { ...base, 'phased-rollout.io/anything': '1' }],
+    ];
+    for (const [what, before, after] of cases) {
+      const d = decide(statusReq(sts({ ann: after, partition: 3 }), sts({ ann: before, partition: 3 })), opts);
+      expect({ what, d }).toMatchObject({ what, d: { type: 'deny', row: ROW_STATUS_SUBRESOURCE, code: 403 } });
+    }
+    // The message names every changed key.
+    const two = decide(statusReq(sts({ ann: { ...base, [KEYS.paused]: 'true' }, partition: 3 }), sts({ ann: ON, partition: 3 })), opts);
+    expect(two.type === 'deny' && two.message).toContain(`annotations ${KEYS.paused}, ${KEYS.status} of StatefulSet prod/db cannot be changed through the status subresource`);
+  });
+
+  it('the StatefulSet controller\'s status writes (the whole object, our annotations unchanged) are allowed at once, with no patch', () => {
+    const ann = { ...ON, [KEYS.status]: current, 'other.io/x': 'y' };
+    const old = sts({ ann, partition: 3, status: { replicas: 3, readyReplicas: 2 } });
+    const obj = sts({ ann, partition: 3, status: { replicas: 3, readyReplicas: 3 } });
+    expect(decide(statusReq(obj, old, { userInfo: { username: KUBE_STS_CONTROLLER } }), opts)).toEqual({ type: 'allow', row: 1, warnings: [] });
+    // Other annotations and the spec (which the API server resets) are not this rule's concern.
+    expect(decide(statusReq(sts({ ann: { ...ann, 'other.io/x': 'z' }, partition: 0 }), old), opts)).toEqual({ type: 'allow', row: 1, warnings: [] });
+    // Not opted in, unannotated: nothing of ours changes.
+    expect(decide(statusReq(sts({ ann: {} }), sts({ ann: {} })), opts)).toEqual({ type: 'allow', row: 1, warnings: [] });
+    // Annotations in another order are the same annotations.
+    const reordered = Object.fromEntries(Object.entries(ann).reverse());
+    expect(decide(statusReq(sts({ ann: reordered, partition: 3 }), old), opts)).toEqual({ type: 'allow', row: 1, warnings: [] });
+  });
+
+  it('the controller may change its annotations through /status', () => {
+    const d = decide(statusReq(sts({ ann: { ...ON, [KEYS.status]: forged }, partition: 3 }), sts({ ann: { ...ON, [KEYS.status]: current }, partition: 3 }), { userInfo: { username: CONTROLLER } }), opts);
+    expect(d).toEqual({ type: 'allow', row: 3, warnings: [] });
+  });
+
+  it('a status write without object or oldObject is refused with 400, not allowed', () => {
+    expect(decide(req('UPDATE', undefined, sts(), { subResource: 'status' }), opts)).toMatchObject({ type: 'deny', row: ROW_SHAPE, code: 400 });
+    expect(decide(req('UPDATE', sts(), undefined, { subResource: 'status' }), opts)).toMatchObject({ type: 'deny', row: ROW_SHAPE, code: 400 });
+  });
+
+  it('other subresources (scale) stay row 1', () => {
+    expect(decide(req('UPDATE', { kind: 'Scale' }, { kind: 'Scale' }, { subResource: 'scale', kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' } }), opts)).toMatchObject({ type: 'allow', row: 1 });
   });
 });
 

@@ -1,7 +1,7 @@
 // The decision table of SPEC §3 as one pure function: a request in, a Decision out. No I/O, no clock;
 // the HTTP shell turns the Decision into an AdmissionReview response.
 import type { Operation } from 'fast-json-patch';
-import { KEYS, parseAnnotations, readOptIn } from '../annotations.js';
+import { KEYS, parseAnnotations, PREFIX, readOptIn } from '../annotations.js';
 import * as msg from './messages.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { jsonEqual } from './json-equal.js';
@@ -50,6 +50,9 @@ function pin(row: number, obj: KubeObject, partition: number, warnings: string[]
 /** ROW_STATUS marks a denied edit of the controller's status annotation (not a SPEC row; issue 11). */
 export const ROW_STATUS = 12;
 
+/** ROW_STATUS_SUBRESOURCE marks a denied change of phased-rollout.io/ annotations through statefulsets/status (not a SPEC row). */
+export const ROW_STATUS_SUBRESOURCE = 13;
+
 /** ROW_SHAPE marks a denial for an object whose shape the API would never store (not a SPEC row). */
 export const ROW_SHAPE = 0;
 
@@ -64,7 +67,9 @@ export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
 
   // Row 1: not ours to judge.
   const isStatefulSet = req.kind?.group === 'apps' && req.kind?.kind === 'StatefulSet';
-  if (!isStatefulSet || req.subResource || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return allow(1);
+  if (!isStatefulSet || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return allow(1);
+  if (req.subResource === 'status') return decideStatusWrite(req, obj, old, name, opts);
+  if (req.subResource) return allow(1);
   if (!obj) return deny(ROW_SHAPE, 400, msg.malformedObject(name, `request.object is missing for ${req.operation}`));
   if (hasDeletionTimestamp(obj)) return allow(1);
   if (req.operation === 'UPDATE' && !old) return deny(ROW_SHAPE, 400, msg.malformedObject(name, 'request.oldObject is missing for UPDATE'));
@@ -75,6 +80,30 @@ export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
     if (e instanceof ShapeError) return deny(ROW_SHAPE, 400, msg.malformedObject(name, e.message));
     throw e;
   }
+}
+
+/**
+ * decideStatusWrite judges a write through statefulsets/status. The API server's status strategy resets
+ * only .spec there, so metadata sent with it is stored: a status annotation forged this way (RollingBack,
+ * naming the current revision as the failed one) would make the controller lower the partition with no
+ * gate, and the checks on the main resource would never see it. So no phased-rollout.io/ annotation may
+ * change here, except by the controller. The StatefulSet controller writes /status all the time with the
+ * whole object, our annotations as they were: those writes are allowed at once, with no patch.
+ */
+function decideStatusWrite(req: AdmissionRequest, obj: KubeObject | undefined, old: KubeObject | undefined, name: string, opts: DecideOptions): Decision {
+  if (!obj || !old) return deny(ROW_SHAPE, 400, msg.malformedObject(name, `request.${obj ? 'oldObject' : 'object'} is missing for a status UPDATE`));
+  const changed = changedKeys(annotationsOf(old), annotationsOf(obj), PREFIX);
+  if (changed.length === 0) return allow(1);
+  if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
+  return deny(ROW_STATUS_SUBRESOURCE, 403, msg.annotationsThroughStatus(name, changed));
+}
+
+/** changedKeys lists, sorted, the keys under `prefix` that were added, removed or given another value. */
+function changedKeys(before: Record<string, string>, after: Record<string, string>, prefix: string): string[] {
+  const out: string[] = [];
+  for (const k of Object.keys(after)) if (k.startsWith(prefix) && before[k] !== after[k]) out.push(k);
+  for (const k of Object.keys(before)) if (k.startsWith(prefix) && !Object.hasOwn(after, k)) out.push(k);
+  return out.sort();
 }
 
 function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, name: string, opts: DecideOptions): Decision {

@@ -1,6 +1,6 @@
 // Every text a user sees from the webhook, in one place so the docs can quote them and tests can hold
 // them to the API server's limits.
-import { formatProblems, KEYS, type Problem } from '../annotations.js';
+import { formatProblems, KEYS, PREFIX, type Problem } from '../annotations.js';
 
 /** MAX_WARNING_LENGTH is the API server's advice for a warning; longer ones may be cut or dropped. */
 export const MAX_WARNING_LENGTH = 120;
@@ -57,6 +57,18 @@ export const statusManaged = (obj: string): string =>
 /** statusOnOptIn is the denial of an opt-in that carries a status annotation the controller did not write. */
 export const statusOnOptIn = (obj: string): string =>
   `phased-rollout: StatefulSet ${obj} is being opted in with annotation ${KEYS.status} already set; only the phased-rollout controller writes it, and not while a StatefulSet is opted out: remove the annotation (an exported manifest or a restored backup carries an old one)`;
+
+/** MAX_KEYS_NAMED bounds the annotation keys one denial names (a request may change hundreds). */
+const MAX_KEYS_NAMED = 5;
+
+/** annotationsThroughStatus is the denial of a change of phased-rollout.io/ annotations through statefulsets/status. */
+export function annotationsThroughStatus(obj: string, keys: string[]): string {
+  const named = keys.slice(0, MAX_KEYS_NAMED).join(', ') + (keys.length > MAX_KEYS_NAMED ? ` and ${keys.length - MAX_KEYS_NAMED} more` : '');
+  return (
+    `phased-rollout: annotation${keys.length === 1 ? '' : 's'} ${named} of StatefulSet ${obj} cannot be changed through the status subresource; ` +
+    `${PREFIX} annotations are set on the StatefulSet itself (kubectl annotate, or kubectl patch without --subresource), where they are checked`
+  );
+}
 
 /** malformedObject explains an object whose shape the API would never store. */
 export const malformedObject = (obj: string, why: string): string => `phased-rollout: StatefulSet ${obj} cannot be admitted: ${why}`;

@@ -4,9 +4,10 @@
 import fc from 'fast-check';
 import fastJsonPatch from 'fast-json-patch';
 import { clone, CONTROLLER, mutate, request, statefulSet, toRequest } from '../../test/support/arbitraries.js';
-import { KEYS } from '../annotations.js';
-import { decide, type Decision } from './decide.js';
-import type { KubeObject } from './review.js';
+import { KEYS, PREFIX } from '../annotations.js';
+import { decide, ROW_STATUS_SUBRESOURCE, type Decision } from './decide.js';
+import { isObject, type KubeObject } from './review.js';
+import { annotationsOf } from './statefulset.js';
 
 const RUNS = Number(process.env.PHASED_ROLLOUT_FUZZ_RUNS ?? 5000);
 const opts = { controllerUsernames: new Set([CONTROLLER]) };
@@ -48,6 +49,20 @@ describe('decide() over generated requests', () => {
         if (d.type !== 'patch') return;
         const again = decide({ ...req, object: patched(r.pair.object, d) }, opts);
         expect(again.type).toBe('allow');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('through statefulsets/status, a user changes no phased-rollout.io/ annotation, and is never patched', () => {
+    const ours = (o: unknown) => JSON.stringify(Object.entries(annotationsOf(isObject(o) ? o : undefined)).filter(([k]) => k.startsWith(PREFIX)).sort());
+    fc.assert(
+      fc.property(request, (g) => {
+        const r = toRequest({ ...g, operation: 'UPDATE', kind: 'StatefulSet', subResource: 'status', username: 'alice' });
+        const d = decide(r, opts);
+        expect(d.type).not.toBe('patch');
+        if (!isObject(r.object) || !isObject(r.oldObject)) return expect(d.type).toBe('deny');
+        expect(d.type === 'deny' && d.row === ROW_STATUS_SUBRESOURCE).toBe(ours(r.object) !== ours(r.oldObject));
       }),
       { numRuns: RUNS },
     );

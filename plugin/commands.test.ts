@@ -56,9 +56,10 @@ describe('rolloutPatch', () => {
     expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: paused } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2/2' } } });
   });
   it('promote of a rollout paused after inconclusive checks names the revision and the partition', () => {
-    const held = (since: string) => JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'db-2', partition: 7, replicas: 10, updated: 3, message: 'paused: 3 inconclusive checks', since });
-    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held('2026-11-25T22:00:05.123Z') } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2@7@1795644005' } } });
-    expect(() => rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held('') } })).toThrow('has no readable start of its inconclusive hold');
+    const held = (hold?: number) => JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'db-2', partition: 7, replicas: 10, updated: 3, message: 'paused: 3 inconclusive checks', since: '2026-11-25T22:00:05.123Z', ...(hold !== undefined ? { hold } : {}) });
+    // The hold's identity, not its phase's start: a later hold after a pause is another one.
+    expect(rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held(1795644005123) } })).toEqual({ metadata: { annotations: { [KEYS.promote]: 'db-2@7@1795644005123' } } });
+    expect(() => rolloutPatch('promote', { name: 'db', annotations: { [KEYS.status]: held() } })).toThrow('has no identity for its inconclusive hold yet');
   });
   it('promote refuses a rollout that waits for no promotion', () => {
     const checking = JSON.stringify({ phase: 'Checking', revision: 'db-2', partition: 9, replicas: 10, updated: 1, message: 'gate 1/3', since: '' });

@@ -137,11 +137,10 @@ export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record
   if (verb === 'promote') {
     const status = readStatus(s.annotations);
     // Paused after inconclusive checks: the promotion names the partition whose step it lets go, and the
-    // hold by its start, so that it never lets a later hold of the same revision go.
+    // hold by its identity, so that it never lets a later hold of the same revision go.
     if (status?.phase === 'Paused' && status.reason === 'Inconclusive') {
-      const hold = Math.floor(Date.parse(status.since) / 1000);
-      if (!Number.isFinite(hold) || hold <= 0) throw new Error(`statefulset.apps/${s.name} has no readable start of its inconclusive hold (status.since ${JSON.stringify(status.since)})`);
-      return { metadata: { annotations: { [KEYS.promote]: `${status.revision}@${status.partition}@${hold}` } } };
+      if (status.hold === undefined) throw new Error(`statefulset.apps/${s.name} has no identity for its inconclusive hold yet (a status of an older controller): wait for the controller to write one, then promote`);
+      return { metadata: { annotations: { [KEYS.promote]: `${status.revision}@${status.partition}@${status.hold}` } } };
     }
     if (status?.phase !== 'Paused' || status.promotion === undefined) {
       throw new Error(`statefulset.apps/${s.name} is not waiting for promotion (phase ${status?.phase ?? 'unknown'}${status?.message ? `: ${status.message}` : ''})`);

@@ -507,7 +507,7 @@ function parseSteps(a: Record<string, string | undefined>, problems: Problem[]):
 }
 
 // A ControllerRevision name (a DNS subdomain) and a stage number, or "@" a partition "@" a hold's start.
-const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(\/([1-9][0-9]{0,2})|@(0|[1-9][0-9]{0,5})@([1-9][0-9]{0,11}))$/;
+const PROMOTE = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)(\/([1-9][0-9]{0,2})|@(0|[1-9][0-9]{0,5})@([1-9][0-9]{0,14}))$/;
 const REVISION = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
 function parseRevision(a: Record<string, string | undefined>, key: string, problems: Problem[]): string | undefined {

@@ -4,23 +4,39 @@
 import type { RolloutConfig } from '../annotations.js';
 import type { RolloutStatus, StatefulSetView } from './types.js';
 
-/** heldInconclusive: the status says this revision is paused at this partition after inconclusive checks. */
+/**
+ * heldInconclusive: the status says this revision is paused after inconclusive checks at this partition
+ * and this replica count. A scale ends the hold (the pods it judged are not the pods there are), as do a
+ * pause, a new revision and a retry: each replaces the status, and with it the hold.
+ */
 export function heldInconclusive(prev: RolloutStatus | undefined, revision: string, sts: StatefulSetView): boolean {
-  return prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === revision && prev.partition === sts.partition;
+  return prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.revision === revision && prev.partition === sts.partition && prev.replicas === sts.replicas;
 }
 
-/** PromotionDecision says whether a promotion takes the step at hand, and the token that does. */
+/**
+ * holdIdentity names a hold: the one standing keeps its identity; a hold that begins now gets this
+ * moment, later than any identity the status shows (two controllers' clocks may differ). A hold
+ * written without one (an older controller) gets one now: promotions of it must be written again.
+ */
+export function holdIdentity(prev: RolloutStatus | undefined, nowMs: number, standing: boolean): number {
+  if (standing && prev?.hold !== undefined) return prev.hold;
+  return Math.max(nowMs, (prev?.hold ?? 0) + 1);
+}
+
+/** PromotionDecision says whether a promotion takes the step at hand, and why one is refused. */
 export interface PromotionDecision {
   promoted: boolean;
   /** The promotion written for this revision and partition (`<revision>@<partition>@<hold>`), if any. */
   token?: string;
+  /** Set when the promotion names no hold in force and has not been refused before: the Event's message. */
+  refused?: string;
 }
 
 /**
- * judgePromotion: a promotion names the hold by its start, and stays in force (status `promoted`) until
- * its step is taken, whatever holds the step meanwhile (a pod not ready, a PDB, a pod of another member
- * of the group down); never a later hold, nor another step. `p` is the step's partition (the partition,
- * or the replicas when fewer).
+ * judgePromotion: a promotion names one hold by its identity, and stays in force (status `promoted`)
+ * until its step is taken, whatever holds the step meanwhile (a pod not ready, a PDB, a pod of another
+ * member of the group down); never a later hold, nor another step. `p` is the step's partition (the
+ * partition, or the replicas when fewer).
  */
 export function judgePromotion(cfg: RolloutConfig, prev: RolloutStatus | undefined, revision: string, sts: StatefulSetView, p: number, held: boolean): PromotionDecision {
   const pr = cfg.promote !== undefined && 'partition' in cfg.promote && cfg.promote.revision === revision && cfg.promote.partition === sts.partition ? cfg.promote : undefined;
@@ -28,6 +44,18 @@ export function judgePromotion(cfg: RolloutConfig, prev: RolloutStatus | undefin
   const token = `${pr.revision}@${pr.partition}@${pr.hold}`;
   // The same step only: a scale since (fewer replicas move p, not the partition) is another step.
   const sameStep = prev?.replicas === sts.replicas && p === sts.partition;
-  const promoted = sameStep && ((held && pr.hold === Math.floor(Date.parse(prev?.since ?? '') / 1000)) || (prev?.promoted === token && prev?.revision === revision));
-  return { promoted, token };
+  const ofThisHold = held && prev?.hold !== undefined && pr.hold === prev.hold;
+  const inForce = prev?.promoted === token && prev.revision === revision;
+  if (sameStep && (ofThisHold || inForce)) return { promoted: true, token };
+  if (prev?.promotionRefused === token) return { promoted: false, token };
+  return { promoted: false, token, refused: refusal(token, prev, sts, held) };
+}
+
+/** refusal says why a promotion lets nothing go: it names another hold, or one that has ended. */
+function refusal(token: string, prev: RolloutStatus | undefined, sts: StatefulSetView, held: boolean): string {
+  const ask = `kubectl phased-rollout promote ${sts.name} again if the hold standing then should go`;
+  if (held && prev?.hold !== undefined) return `promotion ${token} refused: it names another hold than the one standing at partition ${sts.partition} (hold ${prev.hold}, since ${new Date(prev.hold).toISOString()}); ${ask}`;
+  if (held) return `promotion ${token} refused: the hold at partition ${sts.partition} was written without an identity (an older controller) and has been given one; ${ask}`;
+  const scaled = prev?.phase === 'Paused' && prev.reason === 'Inconclusive' && prev.replicas !== sts.replicas ? `: replicas changed from ${prev.replicas} to ${sts.replicas}` : '';
+  return `promotion ${token} refused: no inconclusive hold stands at partition ${sts.partition}${scaled}; a scale, a pause, a new revision or a retry ends a hold and the checks start over`;
 }

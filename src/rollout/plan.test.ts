@@ -680,7 +680,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(again.check).toBeUndefined();
     expect(again.actions).toEqual([]);
     // A promotion of another partition, revision or hold changes nothing.
-    const hold = Math.floor(Date.parse(st.since) / 1000);
+    const hold = st.hold!;
     for (const promote of [`new@1@${hold}`, `other@2@${hold}`, `new@2@${hold - 1}`, 'new/1']) expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: st }), p, T0 + 60_000)).phase).toBe('Paused');
     // Promoted, this hold at this partition: the step is taken at once, the hold is gone.
     const promote = `new@2@${hold}`;
@@ -702,7 +702,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     const scaled = plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, replicas: 2, status: statusOf(waiting) }), pods(['old', 'old']), T0 + 90_000));
     expect(partitionMoves(scaled)).toEqual([]);
     // Used up: the same revision held again at this partition later is a new hold, not promoted.
-    const again2 = { ...st, since: new Date(T0 + 600_000).toISOString() };
+    const again2 = { ...st, since: new Date(T0 + 600_000).toISOString(), hold: T0 + 600_000 };
     expect(plan(input(sts({ ann: { ...ann, [KEYS.promote]: promote }, partition: 2, status: again2 }), p, T0 + 601_000)).phase).toBe('Paused');
     // inconclusive-limit 0: never pauses, holds like an outage.
     expect(runChecks(input(sts({ ann: { ...ANN, [KEYS.inconclusiveLimit]: '0' }, partition: 2 }), p), Array(10).fill('inconclusive')).r.phase).toBe('Checking');
@@ -711,8 +711,8 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
   it('a promoted inconclusive hold is past a pause of the steps at the same stage (no promote loop)', () => {
     const ann = { ...ANN, [KEYS.steps]: '1,pause,2,100%' };
     const since = new Date(T0 - 5000).toISOString();
-    const st = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 2, updated: 1, message: 'paused', since };
-    const r = plan(input(sts({ ann: { ...ann, [KEYS.promote]: `new@2@${Math.floor(Date.parse(since) / 1000)}` }, partition: 2, status: st }), pods(['old', 'old', 'new'])));
+    const st = { phase: 'Paused' as const, reason: 'Inconclusive' as const, partition: 2, updated: 1, message: 'paused', since, hold: T0 - 5000 };
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.promote]: `new@2@${T0 - 5000}` }, partition: 2, status: st }), pods(['old', 'old', 'new'])));
     expect(partitionMoves(r)).toEqual([1]);
   });
 
@@ -1311,5 +1311,111 @@ describe('plan: safety review 2', () => {
     const lowered = (rev: string) => of(runChecks(input(sts({ updateRevision: rev }), pods(['old', 'old', 'old'])), ['pass', 'pass']).r, 'event').find((e) => e.reason === 'PartitionLowered')?.message;
     expect(lowered('web-1')).toBe('partition 3 -> 2 after 2/2 passing checks of revision web-1; pod db-2 rolls next');
     expect(lowered('web-1')).not.toBe(lowered('web-2'));
+  });
+});
+
+describe('plan: safety review 3 (crafted sequences)', () => {
+  const CMP = 'phased-rollout.io/compare.errors';
+  const HELD = { ...FAST, [CMP]: 'errors{rev="{{revision}}"}', [`${CMP}.criteria`]: 'max-ratio=1.2', [KEYS.inconclusiveLimit]: '1' };
+  /** tokenOf is the promotion `kubectl phased-rollout promote` writes for a held status. */
+  const tokenOf = (st: RolloutStatus) => `${st.revision}@${st.partition}@${st.hold ?? Math.floor(Date.parse(st.since) / 1000)}`;
+  /** holdAt runs checks at partition 2 of 3 until the rollout is held after an inconclusive check. */
+  function holdAt(ann: Record<string, string>, now: number, status?: RolloutStatus): { st: RolloutStatus; now: number } {
+    const r = runChecks(input(sts({ ann, partition: 2, status: status ?? { phase: 'Checking', partition: 2 } }), pods(['old', 'old', 'new']), now), ['inconclusive']);
+    const st = statusOf(r.r);
+    expect(st).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', partition: 2 });
+    return { st: st!, now: r.now };
+  }
+
+  it('1a: a promotion does not outlive a scale-down: the hold ends, and the next step at the new size is gated', () => {
+    const { st, now } = holdAt(HELD, T0);
+    const ann = { ...HELD, [KEYS.promote]: tokenOf(st) };
+    // Scaled 3 -> 2 before the controller acted on the promotion: the only new pod is gone.
+    const p2 = pods(['old', 'old']);
+    const first = plan(input(sts({ ann, partition: 2, replicas: 2, status: st }), p2, now + 1000));
+    expect(partitionMoves(first)).toEqual([]);
+    const st1 = statusOf(first) ?? st;
+    // Whatever the first plan wrote, the next one takes no step without a gate.
+    const next = plan(input(sts({ ann, partition: 2, replicas: 2, status: st1 }), p2, now + 2000, first.memory));
+    expect(partitionMoves(next)).toEqual([]);
+    expect(of(next, 'event').find((e) => e.reason === 'PartitionLowered')).toBeUndefined();
+    expect(st1.reason).toBeUndefined();
+  });
+
+  it('1b: a promotion written together with a pause does not promote the hold that comes after the resume', () => {
+    const { st: hold1, now } = holdAt(HELD, T0);
+    const token = tokenOf(hold1);
+    // The person writes the promotion and paused: "true" together, before the controller acts.
+    const pausedAnn = { ...HELD, [KEYS.promote]: token, [KEYS.paused]: 'true' };
+    const paused = plan(input(sts({ ann: pausedAnn, partition: 2, status: hold1 }), pods(['old', 'old', 'new']), now + 1000));
+    expect(partitionMoves(paused)).toEqual([]);
+    const pausedSt = statusOf(paused) ?? hold1;
+    // Resumed later: the hold ended with the pause, so the promotion is refused, once, with an Event
+    // that says why; the checks start over.
+    const resumedAnn = { ...HELD, [KEYS.promote]: token };
+    const first = plan(input(sts({ ann: resumedAnn, partition: 2, status: pausedSt }), pods(['old', 'old', 'new']), now + 2000));
+    const refused = of(first, 'event').filter((e) => e.reason === 'PromotionRefused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.message).toContain(token);
+    expect(partitionMoves(first)).toEqual([]);
+    // An inconclusive check holds again. That is a new hold.
+    const resumed = runChecks(input(sts({ ann: resumedAnn, partition: 2, status: statusOf(first) }), pods(['old', 'old', 'new']), now + 2000), ['inconclusive']);
+    const hold2 = statusOf(resumed.r);
+    expect(partitionMoves(resumed.r)).toEqual([]);
+    expect(hold2).toMatchObject({ phase: 'Paused', reason: 'Inconclusive' });
+    const after = plan(input(sts({ ann: resumedAnn, partition: 2, status: hold2 }), pods(['old', 'old', 'new']), resumed.now + 1000));
+    expect(partitionMoves(after)).toEqual([]);
+    expect(after.phase).toBe('Paused');
+    expect(hold2?.hold).not.toBe(hold1.hold);
+    expect(events(after)).toEqual([]);
+    expect(hold2?.promotionRefused).toBe(token);
+    // The new hold's own promotion takes the step.
+    const fresh = plan(input(sts({ ann: { ...HELD, [KEYS.promote]: tokenOf(hold2!) }, partition: 2, status: hold2 }), pods(['old', 'old', 'new']), resumed.now + 3000));
+    expect(partitionMoves(fresh)).toEqual([1]);
+  });
+
+  it('1c: a hold keeps its identity while it stands (restarts, re-assertions), and a new hold gets a new one even within the same second', () => {
+    const { st, now } = holdAt(HELD, T0);
+    expect(st.hold).toBe(now);
+    const restarted = plan(input(sts({ ann: HELD, partition: 2, status: st }), pods(['old', 'old', 'new']), now + 60_000));
+    expect(restarted.actions).toEqual([]);
+    // A hold written by an older controller (no identity): it gets one; its since-based promotion is refused.
+    const { hold: _h, ...older } = st;
+    const upgraded = plan(input(sts({ ann: { ...HELD, [KEYS.promote]: tokenOf(older as RolloutStatus) }, partition: 2, status: older }), pods(['old', 'old', 'new']), now + 60_000));
+    expect(partitionMoves(upgraded)).toEqual([]);
+    expect(statusOf(upgraded)).toMatchObject({ phase: 'Paused', reason: 'Inconclusive', hold: now + 60_000 });
+    expect(events(upgraded)).toContain('PromotionRefused');
+  });
+
+  it('2: a scale to 0 mid-rollout keeps the rollout unfinished; the pods that come back are checked, and rolled back when the gate fails', () => {
+    const ann = { ...FAST, [KEYS.onFailure]: 'rollback', [KEYS.failureThreshold]: '1' };
+    // 3 -> 2 taken: pod 2 on new.
+    const mid: Partial<RolloutStatus> = { phase: 'WaitingForPods', partition: 2, replicas: 3, previousRevision: 'old' };
+    // Scaled to 0: the StatefulSet controller makes the update revision current (no pod is left).
+    const zero = plan(input(sts({ ann, partition: 2, replicas: 0, currentRevision: 'new', status: mid }), [], T0));
+    expect(zero.phase).not.toBe('Idle');
+    expect(zero.phase).not.toBe('Completed');
+    const zeroSt = statusOf(zero) ?? ({ ...mid, revision: 'new' } as RolloutStatus);
+    expect(zeroSt.previousRevision).toBe('old');
+    expect(partitionMoves(zero).every((to) => to >= 2)).toBe(true);
+    // Scaled back to 3: every pod comes up on new. Not Idle: the gate is asked before anything ends.
+    const back = sts({ ann, partition: Math.max(2, ...partitionMoves(zero)), replicas: 3, currentRevision: 'new', status: zeroSt });
+    const up = plan(input(back, pods(['new', 'new', 'new']), T0 + 10_000, zero.memory));
+    expect(up.phase).not.toBe('Idle');
+    expect(up.phase).not.toBe('Completed');
+    // The gate fails: rolled back to the revision the rollout started from.
+    let r = up;
+    let s = back;
+    let now = T0 + 10_000;
+    for (let i = 0; i < 20 && r.phase !== 'RollingBack'; i++) {
+      const st = statusOf(r);
+      if (st) s = { ...s, annotations: { ...s.annotations, [KEYS.status]: JSON.stringify(st) } };
+      for (const to of partitionMoves(r)) s = { ...s, partition: to };
+      now += 1000;
+      const memory = r.check ? recordVerdict(r.memory!, { result: 'fail', detail: 'fail' }, now) : r.memory;
+      r = plan(input(s, pods(['new', 'new', 'new']), now, memory));
+    }
+    expect(r.phase).toBe('RollingBack');
+    expect(of(r, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
   });
 });

@@ -8,7 +8,7 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
-import { heldInconclusive, judgePromotion } from './holds.js';
+import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -44,6 +44,8 @@ interface Ctx {
   actions: Action[];
   /** Fields of the status beyond the common ones (e.g. the step waiting for promotion). */
   status?: Partial<RolloutStatus>;
+  /** A promotion refused now (src/rollout/holds.ts): recorded so that its Event is sent once. */
+  refused?: string;
 }
 
 function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
@@ -69,6 +71,9 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   // The last rolled-back revision stays on record until the status is cleared (a retry).
   if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
   if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack')) next.previousRevision = c.previous;
+  // The last refused promotion of this revision, so that it is refused (and told) once.
+  const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
+  if (refused) next.promotionRefused = refused;
   Object.assign(next, c.status);
   const actions = [...c.actions];
   if (statusChanged(c.prev, next)) {
@@ -362,17 +367,18 @@ function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
   const prev = c.prev;
   // A phase (never null) so that the shell looks again: nothing else may wake this StatefulSet.
   if (p.transient) return { phase: prev?.phase ?? 'Queued', actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
-  if (prev && inInconclusiveHold(c)) return inconclusiveHold(c, prev.message, prev);
+  if (prev && inInconclusiveHold(c)) return inconclusiveHold(c, prev.message, prev, true);
   return finish(c, 'Invalid', p.problem, { memory: undefined });
 }
 
 /**
  * inconclusiveHold pauses a rollout whose checks were inconclusive inconclusive-limit times in a row
  * (or keeps it paused: the status says so, and survives a restart), for a person to promote the step or
- * abort the rollout. Nothing moves and no gate runs meanwhile; a retry starts the checks over.
+ * abort the rollout. Nothing moves and no gate runs meanwhile; a retry starts the checks over. A hold
+ * that begins gets an identity of its own, which a promotion must name (src/rollout/holds.ts).
  */
-function inconclusiveHold(c: Ctx, message: string, measured: { history?: GateHistory }): PlanResult {
-  c.status = { reason: 'Inconclusive', ...(measured.history ? { history: measured.history } : {}) };
+function inconclusiveHold(c: Ctx, message: string, measured: { history?: GateHistory }, standing: boolean): PlanResult {
+  c.status = { reason: 'Inconclusive', hold: holdIdentity(c.prev, c.input.nowMs, standing), ...(measured.history ? { history: measured.history } : {}) };
   return finish(c, 'Paused', message, { memory: undefined });
 }
 
@@ -424,11 +430,15 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // (src/rollout/holds.ts).
   const prev = c.prev;
   const held = inInconclusiveHold(c);
-  const { promoted, token: promotion } = judgePromotion(cfg, prev, c.revision, sts, p, held);
+  const { promoted, token: promotion, refused } = judgePromotion(cfg, prev, c.revision, sts, p, held);
+  if (refused && promotion) {
+    c.refused = promotion;
+    c.actions.push({ type: 'event', eventType: 'Warning', reason: 'PromotionRefused', message: refused });
+  }
   if (promoted && promotion) c.status = { promoted: promotion };
-  else if (held && prev) return inconclusiveHold(c, prev.message, m);
+  else if (held && prev) return inconclusiveHold(c, prev.message, m, true);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
-    return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m);
+    return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m, false);
   }
 
   // A pod that went down and came back (or was replaced) since the streak began changes its (UID, Ready

@@ -46,8 +46,17 @@ export interface RolloutStatus {
   waitingToStart?: boolean;
   /** Why a rollout is Paused when no user paused it: `Inconclusive` (inconclusive-limit checks in a row). */
   reason?: 'Inconclusive';
+  /**
+   * The identity of an inconclusive hold (reason `Inconclusive`): when this hold began, in ms since the
+   * epoch. Set only when a hold begins and kept while the same hold stands, so a promotion
+   * (`<revision>@<partition>@<hold>`) names exactly one hold: a later hold, even at the same revision
+   * and partition and after a pause, has another identity.
+   */
+  hold?: number;
   /** The promotion of an inconclusive hold (`<revision>@<partition>@<hold>`) in force until its step is taken. */
   promoted?: string;
+  /** The last promotion refused (it named a hold that has ended or never was): its Event is sent once. */
+  promotionRefused?: string;
   /** The last measurements of each gate of this revision, newest last (src/rollout/history.ts). */
   history?: GateHistory;
 }

@@ -1419,3 +1419,33 @@ describe('plan: safety review 3 (crafted sequences)', () => {
     expect(of(r, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
   });
 });
+
+describe('plan: scale to 0 (the StatefulSet controller makes the update revision current)', () => {
+  const ann = { ...FAST, [KEYS.onFailure]: 'rollback' };
+  it.each<[string, Partial<RolloutStatus> | undefined, string | null]>([
+    // name, status before, phase expected at 0 replicas (null: nothing to hold)
+    ['a rollout mid-way stays unfinished', { phase: 'Checking', revision: 'new', partition: 2, previousRevision: 'old' }, 'WaitingForPods'],
+    ['a rollout queued behind its group stays unfinished', { phase: 'Queued', revision: 'new', partition: 3, previousRevision: 'old' }, 'WaitingForPods'],
+    ['a template applied while at 0 was never rolled: checked when pods come back', { phase: 'Idle', revision: 'old', partition: 0, replicas: 0 }, 'WaitingForPods'],
+    ['a completed rollout is done', { phase: 'Completed', revision: 'new', partition: 3 }, 'Idle'],
+    ['no status (first opt-in): nothing to verify against', undefined, 'Idle'],
+    ['a bypassed revision is not ours to check', { phase: 'Bypassed', revision: 'old', partition: 0 }, 'Idle'],
+  ])('%s', (_, status, want) => {
+    const r = plan(input(sts({ ann, partition: 2, replicas: 0, currentRevision: 'new', ...(status ? { status } : {}) }), [], T0));
+    expect(r.phase === 'Completed' ? 'Idle' : r.phase).toBe(want);
+    expect(partitionMoves(r).every((to) => to >= 2)).toBe(true);
+    if (want === 'WaitingForPods') expect(statusOf(r)).toMatchObject({ phase: 'WaitingForPods', revision: 'new', previousRevision: 'old' });
+  });
+
+  it('scaled back up, every pod on the update revision: the gate runs before Completed, and a pass completes', () => {
+    const st = { phase: 'WaitingForPods' as const, revision: 'new', partition: 2, replicas: 0, previousRevision: 'old' };
+    const i = input(sts({ ann, partition: 2, replicas: 3, currentRevision: 'new', status: st }), pods(['new', 'new', 'new']), T0);
+    expect(plan(i).phase).toBe('Checking');
+    const r = runChecks(i, ['pass', 'pass']);
+    expect(partitionMoves(r.r)).toEqual([0]);
+    // The final check at 0 runs too before Completed.
+    const at0 = runChecks(input(sts({ ann, partition: 0, replicas: 3, currentRevision: 'new', status: statusOf(r.r) }), pods(['new', 'new', 'new']), r.now + 1000, r.memory), ['pass', 'pass']);
+    expect(at0.r.phase).toBe('Completed');
+    expect(partitionMoves(at0.r)).toEqual([3]);
+  });
+});

@@ -231,7 +231,15 @@ export function plan(input: PlanInput): PlanResult {
     // A revert this process, or the recorded status, says it made: re-pinning raises the partition
     // (the safe direction), so a status read back may decide it.
     const restored = (input.memory?.reverting === true && input.memory.revision === revision) || (prev?.phase === 'RollingBack' && prev.revision === revision);
-    if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
+    // With no pod left the StatefulSet controller makes the update revision current (a scale to 0):
+    // that proves nothing about it. A rollout left unfinished stays unfinished: the pods that come
+    // back run it and are checked (and rolled back on failure) before it completes.
+    // (Only with every pod on it: a pod shown on another revision is the pod cache lagging behind.)
+    const unfinished = !restored && stale.length === 0 && unfinishedAtZero(sts, prev, revision);
+    if (unfinished) {
+      c.previous = unfinished;
+      if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${revision} unfinished: the pods that come back run it and are checked before it completes (from revision ${unfinished})`, { memory: input.memory });
+    } else if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
       // finished revert or a completed rollout: pin again.
       const done = prev?.phase === 'Completed' && prev.revision === revision; // display only
@@ -279,6 +287,19 @@ function fitStep(c: Ctx, cfg: RolloutConfig, p: number, to: number): { to: numbe
   const held = cfg.group ? groupHold(cfg.group, c.input.group ?? []) : undefined;
   if (held) return { hold: held };
   return cfg.respectPdb ? budgetTarget(c.input.sts, p, to, c.input.budgets ?? []) : { to };
+}
+
+/**
+ * unfinishedAtZero names the revision a rollout started from when the update revision became current
+ * with a rollout of it unfinished, as only a scale to 0 makes it (no pod left to update): the status
+ * speaks of this revision's rollout (previousRevision kept), or, seen at 0 replicas, of another revision
+ * settled before (a template applied while scaled to 0 was never rolled at all). Undefined otherwise.
+ */
+function unfinishedAtZero(sts: PlanInput['sts'], prev: RolloutStatus | undefined, revision: string): string | undefined {
+  if (!prev || prev.phase === 'RollingBack') return undefined;
+  if (prev.revision === revision) return prev.previousRevision !== undefined && prev.previousRevision !== revision ? prev.previousRevision : undefined;
+  const settled = prev.phase === 'Idle' || prev.phase === 'Completed' || prev.phase === 'RolledBack';
+  return sts.replicas === 0 && settled ? prev.revision : undefined;
 }
 
 /**

@@ -31,6 +31,14 @@ describe('judgeComparison', () => {
     // NaN and infinities are not measurements.
     [[NaN, NaN], [1], C(), 'inconclusive'],
     [[1, NaN, Infinity], [1], C(), 'pass'],
+    // Values near Number.MAX_VALUE: sums overflow, means must not (Infinity <= Infinity would pass).
+    [[1.7e308, 1.7e308], [1e308, 1e308], C({ maxRatio: 1.2 }), 'fail'],
+    [[1.1e308, 1.1e308], [1e308, 1e308], C({ maxRatio: 1.2 }), 'pass'],
+    [[1.7e308, 1.7e308], [1e308, 1e308], C({ better: 'higher' }), 'pass'],
+    [[1e308, 1e308], [1.7e308, 1.7e308], C({ better: 'higher', maxRatio: 1.2 }), 'fail'],
+    // The margin itself beyond MAX_VALUE (|old| x 1.5 here): the bound is -1.7e308 + 2.55e308 = 0.85e308.
+    [[1e308], [-1.7e308], C({ maxRatio: 2.5 }), 'fail'],
+    [[0.8e308], [-1.7e308], C({ maxRatio: 2.5 }), 'pass'],
   ])('new %j against old %j: %s', (n, o, c, want) => expect(judgeComparison(n, o, c).result).toBe(want));
 
   it('says both means, the counts and the bound', () => {

@@ -11,7 +11,12 @@ export function fmt(x: number): string {
   return Number.isFinite(x) ? String(Number(x.toPrecision(4))) : String(x);
 }
 
-const mean = (v: readonly number[]) => v.reduce((s, x) => s + x, 0) / v.length;
+/**
+ * mean divides before it adds: the sum of values near Number.MAX_VALUE is Infinity, and Infinity compares
+ * equal to Infinity, so two overflowed means would pass any margin. Each term is at most MAX_VALUE / n,
+ * so no partial sum can overflow.
+ */
+const mean = (v: readonly number[]) => v.reduce((s, x) => s + x / v.length, 0);
 
 /**
  * judgeComparison compares the new revision's values with the old one's: inconclusive with too few on
@@ -28,10 +33,17 @@ export function judgeComparison(newValues: readonly number[], oldValues: readonl
   }
   const mn = mean(n);
   const mo = mean(o);
-  const margin = Math.max(Math.abs(mo) * (c.maxRatio - 1), c.maxDelta);
+  // Compared in units of the largest magnitude at hand, so that the margin and the bound cannot
+  // overflow either (|old| x max-ratio beyond MAX_VALUE would make the bound Infinity).
+  const scale = Math.max(1, Math.abs(mn), Math.abs(mo));
+  const margin = Math.max(Math.abs(mo / scale) * (c.maxRatio - 1), c.maxDelta / scale);
   const lower = c.better === 'lower';
-  const allowed = lower ? mo + margin : mo - margin;
-  const within = lower ? mn <= allowed : mn >= allowed;
+  const bound = lower ? mo / scale + margin : mo / scale - margin;
+  const allowed = bound * scale;
+  if (![mn, mo, bound].every(Number.isFinite)) {
+    return { result: 'inconclusive', detail: `values out of range to compare: new ${fmt(mn)} old ${fmt(mo)} (n=${n.length}/${o.length})`, value: `new ${fmt(mn)} old ${fmt(mo)}` };
+  }
+  const within = lower ? mn / scale <= bound : mn / scale >= bound;
   const value = `new ${fmt(mn)} old ${fmt(mo)}`;
   const said = `new ${fmt(mn)} vs old ${fmt(mo)} (n=${n.length}/${o.length}), allowed ${lower ? '<=' : '>='} ${fmt(allowed)}`;
   if (within) return { result: 'pass', detail: said, value };

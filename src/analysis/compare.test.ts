@@ -38,6 +38,9 @@ describe('judgeComparison', () => {
     [[1e308, 1e308], [1.7e308, 1.7e308], C({ better: 'higher', maxRatio: 1.2 }), 'fail'],
     // The margin itself beyond MAX_VALUE (|old| x 1.5 here): the bound is -1.7e308 + 2.55e308 = 0.85e308.
     [[1e308], [-1.7e308], C({ maxRatio: 2.5 }), 'fail'],
+    // Three values at the top: a mean of MAX_VALUE, not Infinity; worse than 1e308 by far.
+    [[Number.MAX_VALUE, Number.MAX_VALUE, Number.MAX_VALUE], [1e308], C({ maxRatio: 1.2 }), 'fail'],
+    [[5e-324, 5e-324], [0], C(), 'fail'],
     [[0.8e308], [-1.7e308], C({ maxRatio: 2.5 }), 'pass'],
   ])('new %j against old %j: %s', (n, o, c, want) => expect(judgeComparison(n, o, c).result).toBe(want));
 

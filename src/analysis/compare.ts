@@ -12,11 +12,16 @@ export function fmt(x: number): string {
 }
 
 /**
- * mean divides before it adds: the sum of values near Number.MAX_VALUE is Infinity, and Infinity compares
- * equal to Infinity, so two overflowed means would pass any margin. Each term is at most MAX_VALUE / n,
- * so no partial sum can overflow.
+ * mean adds the values in units of the largest magnitude among them: the plain sum of values near
+ * Number.MAX_VALUE is Infinity, and Infinity compares equal to Infinity, so two overflowed means would
+ * pass any margin. Each term is within [-1, 1], so the sum is at most n and the mean at most that
+ * magnitude (finite values in, a finite mean out).
  */
-const mean = (v: readonly number[]) => v.reduce((s, x) => s + x / v.length, 0);
+function mean(v: readonly number[]): number {
+  const unit = v.reduce((m, x) => Math.max(m, Math.abs(x)), 0);
+  if (unit === 0) return 0;
+  return (v.reduce((s, x) => s + x / unit, 0) / v.length) * unit;
+}
 
 /**
  * judgeComparison compares the new revision's values with the old one's: inconclusive with too few on

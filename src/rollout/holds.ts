@@ -43,7 +43,8 @@ export function judgePromotion(cfg: RolloutConfig, prev: RolloutStatus | undefin
   if (!pr) return { promoted: false };
   const token = `${pr.revision}@${pr.partition}@${pr.hold}`;
   // The same step only: a scale since (fewer replicas move p, not the partition) is another step.
-  const sameStep = prev?.replicas === sts.replicas && p === sts.partition;
+  // (The partition may stand above the replicas after a scale-down: the hold and the step are the same.)
+  const sameStep = prev?.replicas === sts.replicas;
   const ofThisHold = held && prev?.hold !== undefined && pr.hold === prev.hold;
   const inForce = prev?.promoted === token && prev.revision === revision;
   if (sameStep && (ofThisHold || inForce)) return { promoted: true, token };

@@ -1429,7 +1429,7 @@ describe('plan: scale to 0 (the StatefulSet controller makes the update revision
     ['a template applied while at 0 was never rolled: checked when pods come back', { phase: 'Idle', revision: 'old', partition: 0, replicas: 0 }, 'WaitingForPods'],
     ['a completed rollout is done', { phase: 'Completed', revision: 'new', partition: 3 }, 'Idle'],
     ['no status (first opt-in): nothing to verify against', undefined, 'Idle'],
-    ['a bypassed revision is not ours to check', { phase: 'Bypassed', revision: 'old', partition: 0 }, 'Idle'],
+    ['a template applied at 0 after a bypass ended: checked like any', { phase: 'Bypassed', revision: 'old', partition: 0 }, 'WaitingForPods'],
   ])('%s', (_, status, want) => {
     const r = plan(input(sts({ ann, partition: 2, replicas: 0, currentRevision: 'new', ...(status ? { status } : {}) }), [], T0));
     expect(r.phase === 'Completed' ? 'Idle' : r.phase).toBe(want);
@@ -1447,5 +1447,78 @@ describe('plan: scale to 0 (the StatefulSet controller makes the update revision
     const at0 = runChecks(input(sts({ ann, partition: 0, replicas: 3, currentRevision: 'new', status: statusOf(r.r) }), pods(['new', 'new', 'new']), r.now + 1000, r.memory), ['pass', 'pass']);
     expect(at0.r.phase).toBe('Completed');
     expect(partitionMoves(at0.r)).toEqual([3]);
+  });
+});
+
+describe('plan: scale to 0, after review (the revision a rollout started from is kept in every phase)', () => {
+  const ann = { ...FAST, [KEYS.onFailure]: 'rollback', [KEYS.failureThreshold]: '1' };
+  const zeroed: Partial<RolloutStatus> = { phase: 'WaitingForPods', revision: 'new', partition: 2, replicas: 0, previousRevision: 'old' };
+
+  it.each<[string, Partial<RolloutStatus>]>([
+    ['waiting at 0 for the pods of an unfinished rollout', zeroed],
+    ['Failed (halt) mid-rollout', { phase: 'Failed', revision: 'new', partition: 2, replicas: 3, previousRevision: 'old' }],
+    ['paused by a user', { phase: 'Paused', revision: 'new', partition: 2, replicas: 3, previousRevision: 'old' }],
+    ['queued in its group', { phase: 'Queued', revision: 'new', partition: 2, replicas: 3, previousRevision: 'old' }],
+    ['Invalid mid-rollout', { phase: 'Invalid', revision: 'new', partition: 2, replicas: 3, previousRevision: 'old' }],
+  ])('a template applied at 0 after a rollout %s is a rollout from the revision that one started from', (_, status) => {
+    const r = plan(input(sts({ ann, partition: 2, replicas: 0, updateRevision: 'newer', currentRevision: 'newer', status }), [], T0));
+    expect(statusOf(r)).toMatchObject({ phase: 'WaitingForPods', revision: 'newer', previousRevision: 'old' });
+    // Scaled back up without the controller seeing 0 is the same rollout.
+    const up = plan(input(sts({ ann, partition: 2, replicas: 3, updateRevision: 'newer', currentRevision: 'newer', status }), pods(['newer', 'newer', 'newer']), T0));
+    expect(['Idle', 'Completed']).not.toContain(up.phase);
+    expect(partitionMoves(up).every((to) => to >= 2)).toBe(true);
+  });
+
+  it('Invalid keeps the revision the rollout started from', () => {
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.periodSeconds]: '0' }, partition: 2, status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new'])));
+    expect(statusOf(r)).toMatchObject({ phase: 'Invalid', previousRevision: 'old' });
+  });
+
+  it('undo to the revision the unfinished rollout started from, after the update revision became current: a revert, no gate', () => {
+    const st: Partial<RolloutStatus> = { phase: 'Checking', revision: 'new', partition: 0, replicas: 3, previousRevision: 'old' };
+    const r = plan(input(sts({ ann, partition: 3, updateRevision: 'old', currentRevision: 'new', status: st }), pods(['new', 'new', 'new'])));
+    expect(r.phase).toBe('RollingBack');
+    expect(r.check).toBeUndefined();
+    expect(partitionMoves(r)).toEqual([0]);
+    expect(of(r, 'restoreTemplate')).toEqual([]);
+  });
+
+  it('a new revision on top of an unfinished one that became current rolls back to the revision that rollout started from', () => {
+    const st: Partial<RolloutStatus> = { phase: 'Checking', revision: 'new', partition: 0, replicas: 3, previousRevision: 'old' };
+    const s = sts({ ann, partition: 3, updateRevision: 'newer', currentRevision: 'new', status: st });
+    const first = plan(input(s, pods(['new', 'new', 'new'])));
+    expect(statusOf(first)).toMatchObject({ revision: 'newer', previousRevision: 'old' });
+    const failed = runChecks(input(sts({ ann, partition: 3, updateRevision: 'newer', currentRevision: 'new', status: statusOf(first) }), pods(['new', 'new', 'new'])), ['fail']).r;
+    expect(of(failed, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
+  });
+
+  it('a lagging pod cache at the scale-up waits: never Idle, never a revert', () => {
+    for (const status of [zeroed, { ...zeroed, phase: 'Queued' as const }, { ...zeroed, phase: 'Paused' as const, reason: 'Inconclusive' as const, hold: T0 }]) {
+      const r = plan(input(sts({ ann, partition: 2, replicas: 3, currentRevision: 'new', status }), pods(['old', 'new', 'new']), T0));
+      expect(r.phase).toBe('WaitingForPods');
+      expect(r.actions.filter((a) => a.type !== 'writeStatus' && a.type !== 'event')).toEqual([]);
+      expect(statusOf(r)?.previousRevision ?? 'old').toBe('old');
+    }
+  });
+
+  it('time at 0 does not count against progress-deadline-seconds', () => {
+    const dl = { ...ann, [KEYS.progressDeadlineSeconds]: '600' };
+    const mem = plan(input(sts({ ann: dl, partition: 2, status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new']), T0)).memory;
+    const zero = plan(input(sts({ ann: dl, partition: 2, replicas: 0, currentRevision: 'new', status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), [], T0 + 1000, mem));
+    const up = plan(input(sts({ ann: dl, partition: 2, replicas: 3, currentRevision: 'new', status: statusOf(zero) }), pods(['new', 'new', 'new'], { readySinceMs: T0 + 3_600_000 }), T0 + 3_601_000, zero.memory));
+    expect(up.phase).not.toBe('RollingBack');
+    expect(of(up, 'restoreTemplate')).toEqual([]);
+  });
+
+  it('a hold with the partition above replicas (scaled down before) can be promoted', () => {
+    const held: Partial<RolloutStatus> = { phase: 'Paused', reason: 'Inconclusive', partition: 3, replicas: 2, hold: T0, previousRevision: 'old' };
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.promote]: `new@3@${T0}` }, partition: 3, replicas: 2, status: held }), pods(['old', 'old']), T0 + 1000));
+    expect(partitionMoves(r)).toEqual([1]);
+    expect(events(r)).not.toContain('PromotionRefused');
+  });
+
+  it('a hold identity no Date can show is no status (a forged one stops, never throws)', () => {
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.promote]: 'new@2@1' }, partition: 2, status: { phase: 'Paused', reason: 'Inconclusive', partition: 2, hold: 9e15 } }), pods(['old', 'old', 'new'])));
+    expect(partitionMoves(r)).toEqual([]);
   });
 });

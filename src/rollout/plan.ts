@@ -9,7 +9,7 @@ import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
-import { growthRaise, pinnedReplicas, restoring, unfinishedAtZero } from './revisions.js';
+import { growthRaise, pinnedReplicas, restoring, returningToStart, rollbackTarget, unfinishedRollout } from './revisions.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -71,7 +71,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   if (history && phase !== 'Idle' && phase !== 'Invalid' && phase !== 'Bypassed') next.history = history;
   // The last rolled-back revision stays on record until the status is cleared (a retry).
   if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
-  if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack')) next.previousRevision = c.previous;
+  if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack' || phase === 'Invalid')) next.previousRevision = c.previous;
   // The last refused promotion of this revision, so that it is refused (and told) once.
   const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
   if (refused) next.promotionRefused = refused;
@@ -127,7 +127,7 @@ export function plan(input: PlanInput): PlanResult {
   // What a rollback returns to: the current revision while the rollout is unfinished, and once the
   // StatefulSet controller has made the new revision current (after the last step), the one recorded
   // when this rollout began.
-  const previous = current && current !== revision ? current : prev?.revision === revision ? prev.previousRevision : undefined;
+  const previous = rollbackTarget(prev, current, revision);
   const c: Ctx = { input, prev, revision, updated, actions: [], ...(previous ? { previous } : {}) };
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
@@ -191,12 +191,13 @@ export function plan(input: PlanInput): PlanResult {
   // revision the rollout started from), so there is no gate. Partition 0 lets the StatefulSet controller
   // restore every pod; a pod stuck not ready on another revision is deleted so OrderedReady cannot
   // deadlock on it.
-  const back = current !== revision && restoring(sts, prev);
+  const back = current !== revision && (restoring(sts, prev) || returningToStart(prev, current, revision));
   // The rollout of this very revision was going on: the StatefulSet controller made it current once
   // every pod ran it, and a pod still shown on another revision is the pod cache lagging behind the
   // StatefulSet's (chaos-groups caught it: a "revert" that skipped the final check). Not a revert: the
   // forward path waits for the pods, then verifies the last one.
-  const rollingThis = (prev?.revision === revision && ROLLING.has(prev.phase)) || (input.memory?.revision === revision && input.memory.reverting !== true);
+  // So is a rollout of it the status says is unfinished in any phase (queued, paused, waiting at 0).
+  const rollingThis = (prev?.revision === revision && (ROLLING.has(prev.phase) || unfinishedRollout(prev, revision) !== undefined)) || (input.memory?.revision === revision && input.memory.reverting !== true);
   if ((current === revision && stale.length > 0 && !rollingThis) || back) {
     delete c.previous;
     if (stale.length === 0) {
@@ -235,11 +236,14 @@ export function plan(input: PlanInput): PlanResult {
     // With no pod left the StatefulSet controller makes the update revision current (a scale to 0):
     // that proves nothing about it. A rollout left unfinished stays unfinished: the pods that come
     // back run it and are checked (and rolled back on failure) before it completes.
-    // (Only with every pod on it: a pod shown on another revision is the pod cache lagging behind.)
-    const unfinished = !restored && stale.length === 0 && unfinishedAtZero(sts, prev, revision);
+    // Time at 0 counts toward no deadline (the memory goes, as with a pause).
+    const unfinished = restored ? undefined : unfinishedRollout(prev, revision);
     if (unfinished) {
       c.previous = unfinished;
-      if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${revision} unfinished: the pods that come back run it and are checked before it completes (from revision ${unfinished})`, { memory: input.memory });
+      if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${revision} unfinished: the pods that come back run it and are checked before it completes (from revision ${unfinished})`, { memory: undefined });
+      // A pod shown on another revision is the pod cache lagging behind the StatefulSet's: wait for it.
+      const lagging = stale[0];
+      if (lagging) return finish(c, 'WaitingForPods', `waiting for pod ${lagging.name} to show revision ${revision}, which the StatefulSet controller made current`, { memory: input.memory, requeueAfterMs: 1000 });
     } else if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
       // finished revert or a completed rollout: pin again.

@@ -1,19 +1,46 @@
 // Where a StatefulSet's revisions stand for the planner: the replicas a rollout was pinned for and the
 // partition raise a scale through the scale subresource needs, a rollback of ours being restored, and a
 // rollout left unfinished when the StatefulSet controller made its revision current. Pure.
-import type { Action, Memory, PlanInput, RolloutStatus } from './types.js';
+import type { Action, Memory, Phase, PlanInput, RolloutStatus } from './types.js';
+
+/** SETTLED phases speak of a revision that is done: verified, restored, taken as it is, or bypassed. */
+const SETTLED: ReadonlySet<Phase> = new Set<Phase>(['Idle', 'Completed', 'RolledBack', 'Bypassed']);
 
 /**
- * unfinishedAtZero names the revision a rollout started from when the update revision became current
- * with a rollout of it unfinished, as only a scale to 0 makes it (no pod left to update): the status
- * speaks of this revision's rollout (previousRevision kept), or, seen at 0 replicas, of another revision
- * settled before (a template applied while scaled to 0 was never rolled at all). Undefined otherwise.
+ * unfinishedRollout names the revision a rollout started from when the update revision is current but
+ * nobody verified it, as only a scale to 0 makes it (the StatefulSet controller finds no pod left to
+ * update, kubernetes/kubernetes#121534), seen or not: the status speaks of this revision's rollout,
+ * unfinished (its previousRevision), or of another revision's, settled (that revision) or unfinished
+ * (where that one started). Undefined when there is nothing to verify: no status, a rollback being
+ * restored, this revision settled, or no earlier revision on record.
  */
-export function unfinishedAtZero(sts: PlanInput['sts'], prev: RolloutStatus | undefined, revision: string): string | undefined {
+export function unfinishedRollout(prev: RolloutStatus | undefined, revision: string): string | undefined {
   if (!prev || prev.phase === 'RollingBack') return undefined;
-  if (prev.revision === revision) return prev.previousRevision !== undefined && prev.previousRevision !== revision ? prev.previousRevision : undefined;
-  const settled = prev.phase === 'Idle' || prev.phase === 'Completed' || prev.phase === 'RolledBack';
-  return sts.replicas === 0 && settled ? prev.revision : undefined;
+  const good = prev.revision === revision ? (SETTLED.has(prev.phase) ? undefined : prev.previousRevision) : SETTLED.has(prev.phase) ? prev.revision : prev.previousRevision;
+  return good !== undefined && good !== revision ? good : undefined;
+}
+
+/**
+ * rollbackTarget is what a rollback returns to: the revision recorded when this rollout began; before
+ * that is written, the current revision, unless the current revision is itself an unfinished rollout's
+ * (made current at 0 replicas, or after its last step before the final check), then the revision that
+ * one started from.
+ */
+export function rollbackTarget(prev: RolloutStatus | undefined, current: string | undefined, revision: string): string | undefined {
+  // Recorded when this rollout began (the current revision then, or where an unfinished one started).
+  const recorded = prev?.revision === revision ? prev.previousRevision : undefined;
+  if (!current || current === revision) return recorded;
+  if (recorded !== undefined && recorded !== revision) return recorded;
+  return (prev?.revision === current ? unfinishedRollout(prev, current) : undefined) ?? current;
+}
+
+/**
+ * returningToStart: the update revision went back to where an unfinished rollout started, after the
+ * StatefulSet controller made that rollout's revision current (kubectl rollout undo after the last step
+ * or after a scale to 0): a revert to known-good, restored without a gate like any other.
+ */
+export function returningToStart(prev: RolloutStatus | undefined, current: string | undefined, revision: string): boolean {
+  return current !== undefined && current !== revision && prev?.revision === current && unfinishedRollout(prev, current) === revision;
 }
 
 /**

@@ -26,7 +26,8 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   previousRevision: isText,
   waitingToStart: (v) => typeof v === 'boolean',
   reason: (v) => v === 'Inconclusive',
-  hold: isCount,
+  // A moment Date can show (a forged one must not make a message throw).
+  hold: (v) => isCount(v) && (v as number) <= 8.64e15,
   promoted: isText,
   promotionRefused: isText,
   history: isHistory,

@@ -16,12 +16,27 @@ log() { echo "[e2e-up] $*" >&2; }
 t0=$(date +%s.%N)
 phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-a}') $*"; }
 
+# register KUBECTL NODE URL CA_BUNDLE: the registration comes from the shipped manifests, changed only
+# where a loopback process differs from a Service (clientConfig by URL with the generated CA); the
+# policies, RBAC and CRDs with it. Applied again on a running environment, so a changed chart (a new
+# policy, a new webhook rule) is what the next run tests, and registration.json, which tests apply to
+# put the registration back, is the current one.
+register() {
+  "$1" kustomize manifests/base > "$state/manifests.yaml"
+  "$1" create --dry-run=client -o json -f "$state/manifests.yaml" > "$state/manifests.json"
+  "$2" hack/e2e-manifests.mjs "$state/manifests.json" "$3" "$4" > "$state/registration.json"
+  KUBECONFIG=$state/kubeconfig "$1" apply -f "$state/registration.json" > "$state/logs/registration.log"
+}
+
 k8s_version=$(source hack/versions.env; echo "$KUBERNETES_VERSION")
 if [ -f "$state/env" ] && grep -qx "KUBERNETES_VERSION='$k8s_version'" "$state/env" && proc running webhook && proc running prometheus && proc running gate-exporter \
    && { [ ! -f dist/bundle/controller.mjs ] || proc running controller; } \
    && { ! grep -q '^REAL_NODE=' "$state/env" || { proc running kubelet && proc running containerd; }; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
-  log "environment already up ($state/env)"; exit 0
+  envval() { sed -n "s/^$1=//p" "$state/env" | tr -d "'"; }
+  node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$(command -v node)
+  register "$(envval KUBECTL)" "$node" "$(envval WEBHOOK_URL)" "$(envval WEBHOOK_CA_BUNDLE)"
+  log "environment already up ($state/env); registration applied again from manifests/base"; exit 0
 fi
 "$root/hack/e2e-down.sh" >/dev/null 2>&1 || true
 mkdir -p "$state"/{cmd,pids,logs,certs,prometheus/targets}
@@ -160,13 +175,8 @@ wh_port=$(freeport); wh_metrics=$(freeport)
 echo "env $runtime_env $node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
 proc start webhook
 
-# Registration comes from the shipped manifests, changed only where a loopback process differs from a
-# Service: clientConfig by URL with the generated CA.
 ca_bundle=$(base64 -w0 < "$state/certs/ca.crt")
-k kustomize manifests/base > "$state/manifests.yaml"
-k create --dry-run=client -o json -f "$state/manifests.yaml" > "$state/manifests.json"
-"$node" hack/e2e-manifests.mjs "$state/manifests.json" "https://127.0.0.1:$wh_port/mutate" "$ca_bundle" > "$state/registration.json"
-k apply -f "$state/registration.json" > "$state/logs/registration.log"
+register "$kubectl" "$node" "https://127.0.0.1:$wh_port/mutate" "$ca_bundle"
 
 wait_http() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; log "$1 not ready"; return 1; }
 wait_http "http://127.0.0.1:$wh_metrics/readyz"

@@ -70,6 +70,47 @@ describe('helm lint and template', () => {
     expect(noCidr.stderr).toContain('networkPolicy.apiServerCIDRs must list');
   });
 
+  it('networkPolicy: the controller\'s metrics port only from the namespaces named (and pods labelled); none named, no ingress at all', async () => {
+    const render = (...args: string[]) => helm(['template', 'x', CHART, '--namespace', 'default', '--set', 'networkPolicy.enabled=true', '--set-json', 'networkPolicy.apiServerCIDRs=["10.0.0.0/28"]', ...args, '--show-only', 'templates/networkpolicy.yaml']);
+    const docs = (out: string) => out.split(/^---$/m).filter((d) => d.includes('kind: NetworkPolicy'));
+    const controller = (out: string) => docs(out).find((d) => /name: phased-rollout-controller$/m.test(d)) ?? '';
+    const none = await render();
+    expect(none.code).toBe(0);
+    expect(controller(none.stdout)).toContain('ingress: []');
+    expect(controller(none.stdout)).toContain('matchLabels: {app.kubernetes.io/name: phased-rollout-controller}');
+    const named = await render('--set-json', 'networkPolicy.metricsNamespaces=["monitoring"]', '--set-json', 'networkPolicy.metricsPodLabels={"app.kubernetes.io/name":"prometheus"}');
+    expect(named.code).toBe(0);
+    for (const doc of docs(named.stdout)) {
+      expect(doc).toContain('matchLabels: {kubernetes.io/metadata.name: "monitoring"}');
+      expect(doc).toContain('app.kubernetes.io/name: prometheus');
+      expect(doc).toContain('- {protocol: TCP, port: 8080}');
+    }
+    expect(docs(named.stdout)).toHaveLength(2);
+    const dry = await kubectl(['apply', '--dry-run=server', '-f', '-'], named.stdout);
+    expect(dry.stderr).toBe('');
+    expect(dry.stdout).toContain('networkpolicy.networking.k8s.io/phased-rollout-controller created (server dry run)');
+    const labelsAlone = await render('--set-json', 'networkPolicy.metricsPodLabels={"app":"prometheus"}');
+    expect(labelsAlone.code).not.toBe(0);
+    expect(labelsAlone.stderr).toContain('networkPolicy.metricsPodLabels narrows networkPolicy.metricsNamespaces');
+  });
+
+  it('controllerJobPolicy: on by default, bound to the controller\'s ServiceAccount; each allow* drops its rule; off removes it', async () => {
+    const render = (...args: string[]) => helm(['template', 'x', CHART, '--namespace', 'pr-system', ...args, '--show-only', 'templates/job-policy.yaml']);
+    const on = await render();
+    expect(on.code).toBe(0);
+    expect(on.stdout).toContain("request.userInfo.username == 'system:serviceaccount:pr-system:phased-rollout-controller'");
+    expect(on.stdout).toContain("!(request.namespace in ['pr-system','kube-system'])");
+    for (const rule of ['shares no host namespace', 'mounts no hostPath volume', 'runs no privileged container']) expect(on.stdout).toContain(rule);
+    const wide = await render('--set', 'controllerJobPolicy.allowHostNamespaces=true,controllerJobPolicy.allowHostPathVolumes=true,controllerJobPolicy.allowPrivileged=true', '--set-json', 'controllerJobPolicy.deniedNamespaces=[]');
+    expect(wide.code).toBe(0);
+    for (const rule of ['shares no host namespace', 'mounts no hostPath volume', 'runs no privileged container']) expect(wide.stdout).not.toContain(rule);
+    expect(wide.stdout).toContain("!(request.namespace in ['pr-system'])");
+    const dry = await kubectl(['apply', '--dry-run=server', '-f', '-'], wide.stdout);
+    expect(dry.stderr).toBe('');
+    const off = await render('--set', 'controllerJobPolicy.enabled=false');
+    expect(off.stdout).not.toContain('kind: ValidatingAdmissionPolicy');
+  });
+
   it('controller replicas always run with leader election; extraArgs cannot turn it off', async () => {
     for (const replicas of ['1', '2', '3']) {
       const t = await helm(['template', 'x', CHART, '--set', `controller.replicas=${replicas}`, '--show-only', 'templates/controller.yaml']);
@@ -93,7 +134,9 @@ describe('helm lint and template', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/mutatingwebhookconfiguration.admissionregistration.k8s.io\/phased-rollout (created|configured) \(server dry run\)/);
-    expect(r.stdout).toMatch(/validatingadmissionpolicy.admissionregistration.k8s.io\/phased-rollout-no-ondelete (created|configured|unchanged) \(server dry run\)/);
+    for (const policy of ['phased-rollout-no-ondelete', 'phased-rollout-status-annotations', 'phased-rollout-controller-jobs']) {
+      expect(r.stdout).toMatch(new RegExp(`validatingadmissionpolicy.admissionregistration.k8s.io/${policy} (created|configured|unchanged) \\(server dry run\\)`));
+    }
   });
 
   it('manifests/base and the cert-manager overlay are exactly what the chart renders', async () => {

@@ -6,7 +6,7 @@ import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
 import { statefulSet } from '../support/statefulset.js';
-import { admissionOnly, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, waitHttp } from './cluster.js';
+import { admissionOnly, env, getJson, harnessProcess, kubectl, kubectlOk, podRevisions, run, setPodReady, waitHttp } from './cluster.js';
 
 
 // Real clusters are slower than unit tests; each step below still waits only for what it needs.
@@ -173,6 +173,112 @@ describe('scenario 7: the ValidatingAdmissionPolicy backstop', () => {
   });
 });
 
+describe('the status subresource: our annotations cannot be forged through /status', () => {
+  // The API server's status strategy resets .spec of a status write, not .metadata: a forged
+  // RollingBack (the current revision as the failed one, the update revision as the one to return to)
+  // would make the controller lower the partition to 0 with no gate.
+  const name = 'forged';
+  const forgedPatch = async () => {
+    const s = (await getJson(['statefulset', name, '-n', ns])).status;
+    const status = { phase: 'RollingBack', revision: s.updateRevision, failedRevision: s.currentRevision, previousRevision: s.updateRevision, partition: 3, replicas: 3 };
+    return JSON.stringify({ metadata: { annotations: { [KEYS.status]: JSON.stringify(status) } } });
+  };
+  const patchStatus = async (kubeconfig?: string) => kubectl(['patch', 'statefulset', name, '-n', ns, '--subresource=status', '--type=merge', '-p', await forgedPatch()], undefined, kubeconfig);
+  const message = () => `phased-rollout: annotation ${KEYS.status} of StatefulSet ${ns}/${name} cannot be changed through the status subresource; phased-rollout.io/ annotations are set on the StatefulSet itself`;
+  const annotations = async () => (await getJson(['statefulset', name, '-n', ns])).metadata.annotations as Record<string, string>;
+  const requests = async () => {
+    const text = await (await fetch(`${env().WEBHOOK_METRICS_URL}/metrics`)).text();
+    return [...text.matchAll(/^phased_rollout_admission_requests_total\{[^}]*\} (\d+)/gm)].reduce((n, m) => n + Number(m[1]), 0);
+  };
+  /** The StatefulSet controller writes status.readyReplicas through /status when a pod's readiness changes. */
+  const readyFollows = async (pod: number, ready: boolean) => {
+    await setPodReady(ns, `${name}-${pod}`, ready);
+    await readyReplicas(name, ready ? 3 : 2);
+  };
+
+  beforeAll(async () => {
+    expect((await kubectl(['apply', '-f', '-'], manifest(name, { image: 'registry.example/app:1' }))).code).toBe(0);
+    await readyReplicas(name, 3);
+    // A pending revision, as in a rollout the forged status would finish.
+    expect((await kubectl(['apply', '-f', '-'], manifest(name, { image: 'registry.example/app:2' }))).code).toBe(0);
+    await eventually(async () => {
+      const s = await getJson(['statefulset', name, '-n', ns]);
+      expect(s.status.updateRevision).not.toBe(s.status.currentRevision);
+    }, 20_000, 200);
+  });
+
+  it('with the webhook up, a user\'s forged status through /status is denied by the webhook, and the StatefulSet controller\'s status writes never reach it', async () => {
+    const before = await annotations();
+    const r = await patchStatus();
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`${DENIED} ${message().slice('phased-rollout: '.length)}`);
+    expect(await annotations()).toEqual(before);
+    // Adding any other key of ours there is refused the same way.
+    const paused = await kubectl(['patch', 'statefulset', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ metadata: { annotations: { [KEYS.paused]: 'true' } } })]);
+    expect(paused.stderr).toContain(`${DENIED} annotation ${KEYS.paused} of StatefulSet ${ns}/${name} cannot be changed through the status subresource`);
+    // Status writes that leave our annotations alone (the StatefulSet controller's) are not sent.
+    const sent = await requests();
+    await readyFollows(0, false);
+    await readyFollows(0, true);
+    expect(await requests()).toBe(sent);
+  });
+
+  it('with the webhook stopped, the forged status fails closed and the StatefulSet controller still writes status', async () => {
+    await harnessProcess('stop', 'webhook');
+    try {
+      const r = await patchStatus();
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`failed calling webhook "${WEBHOOK}"`);
+      await readyFollows(1, false);
+      await readyFollows(1, true);
+    } finally {
+      await harnessProcess('start', 'webhook');
+      await waitHttp(`${env().WEBHOOK_METRICS_URL}/readyz`);
+    }
+  });
+
+  it('with the MutatingWebhookConfiguration deleted, the ValidatingAdmissionPolicy denies it', async () => {
+    const registration = resolve(env().E2E_DIR, 'registration.json');
+    await kubectlOk(['delete', 'mutatingwebhookconfiguration', 'phased-rollout']);
+    try {
+      const before = await annotations();
+      const r = await patchStatus();
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("ValidatingAdmissionPolicy 'phased-rollout-status-annotations'");
+      expect(r.stderr).toContain(message());
+      expect(await annotations()).toEqual(before);
+      // The policy passes the StatefulSet controller's status writes.
+      await readyFollows(2, false);
+      await readyFollows(2, true);
+    } finally {
+      await kubectlOk(['apply', '-f', registration]);
+    }
+  });
+
+  it('the controller writes its status annotation with a patch of the StatefulSet itself, never through /status', async () => {
+    const controller = env().CONTROLLER_KUBECONFIG;
+    const own = JSON.stringify({ phase: 'Idle', revision: 'r', message: 'written as the controller' });
+    const r = await kubectl(['patch', 'statefulset', name, '-n', ns, '--type=merge', '-p', JSON.stringify({ metadata: { annotations: { [KEYS.status]: own } } })], undefined, controller);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect((await annotations())[KEYS.status]).toBe(own);
+    // Its RBAC holds no rights on statefulsets/status: the rule above costs it nothing.
+    const status = await patchStatus(controller);
+    expect(status.code).not.toBe(0);
+    expect(status.stderr).toContain('cannot patch resource "statefulsets/status"');
+  });
+
+  it('both policies type-check against the API server\'s schema', async () => {
+    for (const policy of ['phased-rollout-status-annotations', 'phased-rollout-no-ondelete']) {
+      await eventually(async () => {
+        const p = await getJson(['validatingadmissionpolicy', policy]);
+        expect(p.status?.typeChecking).toBeDefined();
+        expect(p.status.typeChecking.expressionWarnings ?? []).toEqual([]);
+      }, 20_000, 250);
+    }
+  });
+});
+
 describe('scenario 8: the shipped manifests', () => {
   it('kubectl apply --dry-run=server -k manifests/overlays/dev succeeds against the real apiserver', async () => {
     const gen = await run(process.execPath, [resolve(ROOT, 'dist/certs/generate.js'), '--out', resolve(ROOT, 'manifests/overlays/dev/certs')]);
@@ -180,7 +286,7 @@ describe('scenario 8: the shipped manifests', () => {
     const r = await kubectl(['apply', '--dry-run=server', '-k', resolve(ROOT, 'manifests/overlays/dev')]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const kind of ['deployment.apps/phased-rollout-webhook', 'deployment.apps/phased-rollout-controller', 'mutatingwebhookconfiguration.admissionregistration.k8s.io/phased-rollout', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-no-ondelete', 'secret/phased-rollout-webhook-tls']) {
+    for (const kind of ['deployment.apps/phased-rollout-webhook', 'deployment.apps/phased-rollout-controller', 'mutatingwebhookconfiguration.admissionregistration.k8s.io/phased-rollout', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-no-ondelete', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-status-annotations', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-controller-jobs', 'secret/phased-rollout-webhook-tls']) {
       expect(r.stdout).toContain(kind);
     }
   });

@@ -23,6 +23,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 system:serviceaccount:{{ .Release.Namespace }}:{{ include "pr.fullname" . }}-controller
 {{- end -}}
 
+{{/* ourAnnotationsChanged: CEL, true when an UPDATE adds, removes or changes a phased-rollout.io/ annotation. */}}
+{{- define "pr.ourAnnotationsChanged" -}}
+(has(object.metadata.annotations) && object.metadata.annotations.exists(k, k.startsWith('phased-rollout.io/') &&
+!(has(oldObject.metadata.annotations) && k in oldObject.metadata.annotations && oldObject.metadata.annotations[k] == object.metadata.annotations[k]))) ||
+(has(oldObject.metadata.annotations) && oldObject.metadata.annotations.exists(k, k.startsWith('phased-rollout.io/') &&
+!(has(object.metadata.annotations) && k in object.metadata.annotations)))
+{{- end -}}
+
 {{/* tlsSecret: the Secret holding the webhook's serving pair. */}}
 {{- define "pr.tlsSecret" -}}
 {{ include "pr.fullname" . }}-webhook-tls
@@ -110,4 +118,21 @@ mounted files would disagree until the kubelet syncs the volume). Computed once 
 {{- define "pr.caBundle" -}}
 {{- $mode := include "pr.tlsMode" . -}}
 {{- if eq $mode "generate" -}}{{ (include "pr.generatedTls" . | fromJson).ca }}{{- else if eq $mode "existingSecret" -}}{{ .Values.tls.caBundle }}{{- end -}}
+{{- end -}}
+
+{{/* metricsIngress: the NetworkPolicy ingress rule of a metrics port (8080), or nothing when no namespace is named. */}}
+{{- define "pr.metricsIngress" -}}
+{{- with .Values.networkPolicy.metricsNamespaces -}}
+- from:
+    {{- range . }}
+    - namespaceSelector:
+        matchLabels: {kubernetes.io/metadata.name: {{ . | quote }}}
+      {{- with $.Values.networkPolicy.metricsPodLabels }}
+      podSelector:
+        matchLabels: {{- toYaml . | nindent 10 }}
+      {{- end }}
+    {{- end }}
+  ports:
+    - {protocol: TCP, port: 8080}
+{{- end }}
 {{- end -}}

@@ -1,5 +1,7 @@
 import { parseAnnotations, KEYS } from '../annotations.js';
-import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
+import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
+
+const PODS = podsIdentity(['a', 'b', 'c']);
 import type { RolloutStatus, StatefulSetView } from './types.js';
 
 const HOLD = 1_767_225_600_000;
@@ -24,7 +26,22 @@ describe('heldInconclusive', () => {
     ['another partition', held, { partition: 1 }, false],
     ['scaled down: the pods it judged are gone', held, { replicas: 2 }, false],
     ['scaled up', held, { replicas: 4 }, false],
-  ])('%s', (_, prev, o, want) => expect(heldInconclusive(prev, sts(o).updateRevision!, sts(o))).toBe(want));
+  ])('%s', (_, prev, o, want) => expect(heldInconclusive(prev, sts(o).updateRevision!, sts(o), PODS)).toBe(want));
+
+  it('a pod the hold judged replaced ends it; a hold of an older release (no pods named) stands', () => {
+    expect(heldInconclusive({ ...held, holdPods: PODS }, 'new', sts(), PODS)).toBe(true);
+    expect(heldInconclusive({ ...held, holdPods: PODS }, 'new', sts(), podsIdentity(['a', 'b', 'c2']))).toBe(false);
+    expect(heldInconclusive({ ...held, holdPods: undefined }, 'new', sts(), PODS)).toBe(true);
+  });
+});
+
+describe('podsIdentity', () => {
+  it('names the UIDs in ordinal order, eight hex digits', () => {
+    expect(podsIdentity(['a', 'b', 'c'])).toMatch(/^[0-9a-f]{8}$/);
+    expect(podsIdentity(['a', 'b', 'c'])).toBe(podsIdentity(['a', 'b', 'c']));
+    expect(podsIdentity(['a', 'b', 'c'])).not.toBe(podsIdentity(['a', 'c', 'b']));
+    expect(podsIdentity(['a', 'b', ''])).not.toBe(podsIdentity(['a', 'b', 'c']));
+  });
 });
 
 describe('holdIdentity', () => {
@@ -50,10 +67,12 @@ describe('judgePromotion', () => {
     ['in force (status promoted) while the step waits for a pod', { ...held, phase: 'WaitingForPods', reason: undefined, promoted: token }, {}, token, false, true, undefined],
     ['in force, but scaled since', { ...held, phase: 'WaitingForPods', reason: undefined, promoted: token }, { replicas: 2 }, token, false, false, 'no inconclusive hold stands'],
     ['the hold ended by a scale', held, { replicas: 2 }, token, false, false, 'replicas changed from 3 to 2'],
+    ['in force, but a pod it judged was replaced', { ...held, phase: 'WaitingForPods', reason: undefined, promoted: token, holdPods: podsIdentity(['x']) }, {}, token, false, false, 'no inconclusive hold stands'],
+    ['the hold ended by a replaced pod', { ...held, holdPods: podsIdentity(['x']) }, {}, token, false, false, 'a pod it judged was replaced'],
     ['refused before: said once', { ...held, promotionRefused: `new@2@${HOLD - 1}` }, {}, `new@2@${HOLD - 1}`, true, false, undefined],
   ])('%s', (_, prev, o, promote, isHeld, promoted, refusal) => {
     const s = sts(o, promote);
-    const d = judgePromotion(cfgOf(s), prev, 'new', s, Math.min(s.partition, s.replicas), isHeld);
+    const d = judgePromotion(cfgOf(s), prev, 'new', s, isHeld, PODS);
     expect(d.promoted).toBe(promoted);
     if (refusal) expect(d.refused).toContain(refusal);
     else expect(d.refused).toBeUndefined();

@@ -1522,3 +1522,37 @@ describe('plan: scale to 0, after review (the revision a rollout started from is
     expect(partitionMoves(r)).toEqual([]);
   });
 });
+
+describe('plan: sequences the exploration found after the first fixes', () => {
+  const ann = { ...FAST, [KEYS.successThreshold]: '1' };
+  it('scaled to 0 before the StatefulSet controller removed any pod: no final check over no pod, no Completed', () => {
+    // replicas 1, a new revision pinned at 1; scaled to 0: the current revision has not flipped yet.
+    const r = runChecks(input(sts({ ann, replicas: 0, partition: 1, status: { phase: 'Checking', partition: 1, replicas: 1, previousRevision: 'old' } }), pods(['old'])), ['pass', 'pass']).r;
+    expect(r.check).toBeUndefined();
+    expect(r.phase).toBe('WaitingForPods');
+    expect(statusOf(r) ?? { phase: 'WaitingForPods', previousRevision: 'old' }).toMatchObject({ phase: 'WaitingForPods', previousRevision: 'old' });
+  });
+
+  it('a template applied at 0 while paused: the paused status keeps where it came from; resumed, the pod that came back is checked', () => {
+    const paused = plan(input(sts({ ann: { ...ann, [KEYS.paused]: 'true' }, replicas: 0, partition: 0, currentRevision: 'new', status: { phase: 'Paused', revision: 'old', partition: 1, replicas: 1 } }), []));
+    expect(statusOf(paused)).toMatchObject({ phase: 'Paused', revision: 'new', previousRevision: 'old' });
+    const resumed = plan(input(sts({ ann, replicas: 1, partition: 0, currentRevision: 'new', status: statusOf(paused) }), pods(['new'])));
+    expect(['Idle', 'Completed']).not.toContain(resumed.phase);
+  });
+
+  it('a hold ends when a pod it judged is replaced (3 -> 0 -> 3 between two looks keeps the replicas, not the pods)', () => {
+    const HELD = { ...FAST, 'phased-rollout.io/compare.errors': 'errors{rev="{{revision}}"}', 'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.2', [KEYS.inconclusiveLimit]: '1' };
+    const p = pods(['old', 'old', 'new']);
+    const held = runChecks(input(sts({ ann: HELD, partition: 2, status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), p), ['inconclusive']).r;
+    const st = statusOf(held)!;
+    expect(st).toMatchObject({ phase: 'Paused', reason: 'Inconclusive' });
+    const promote = { ...HELD, [KEYS.promote]: `new@2@${st.hold}` };
+    // The same pods: promoted.
+    expect(partitionMoves(plan(input(sts({ ann: promote, partition: 2, status: st }), p, T0 + 1000)))).toEqual([1]);
+    // Every pod replaced meanwhile (new UIDs), the replicas as before: the hold is over.
+    const replaced = p.map((x) => ({ ...x, uid: `${x.uid}-b`, revision: 'new' }));
+    const r = plan(input(sts({ ann: promote, partition: 2, currentRevision: 'new', status: st }), replaced, T0 + 1000));
+    expect(partitionMoves(r)).toEqual([]);
+    expect(events(r)).toContain('PromotionRefused');
+  });
+});

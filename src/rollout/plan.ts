@@ -8,7 +8,7 @@ import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
-import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
+import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
 import { growthRaise, pinnedReplicas, restoring, returningToStart, rollbackTarget, unfinishedRollout } from './revisions.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
@@ -47,6 +47,8 @@ interface Ctx {
   status?: Partial<RolloutStatus>;
   /** A promotion refused now (src/rollout/holds.ts): recorded so that its Event is sent once. */
   refused?: string;
+  /** podsIdentity of the pods there are: what an inconclusive hold judged. */
+  pods: string;
 }
 
 function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
@@ -128,7 +130,8 @@ export function plan(input: PlanInput): PlanResult {
   // StatefulSet controller has made the new revision current (after the last step), the one recorded
   // when this rollout began.
   const previous = rollbackTarget(prev, current, revision);
-  const c: Ctx = { input, prev, revision, updated, actions: [], ...(previous ? { previous } : {}) };
+  const uids = Array.from({ length: sts.replicas }, (_, i) => byIndex.get(i)?.uid ?? '');
+  const c: Ctx = { input, prev, revision, updated, actions: [], pods: podsIdentity(uids), ...(previous ? { previous } : {}) };
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
   const own = parsed.config;
@@ -355,13 +358,13 @@ function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
  * that begins gets an identity of its own, which a promotion must name (src/rollout/holds.ts).
  */
 function inconclusiveHold(c: Ctx, message: string, measured: { history?: GateHistory }, standing: boolean): PlanResult {
-  c.status = { reason: 'Inconclusive', hold: holdIdentity(c.prev, c.input.nowMs, standing), ...(measured.history ? { history: measured.history } : {}) };
+  c.status = { reason: 'Inconclusive', hold: holdIdentity(c.prev, c.input.nowMs, standing), holdPods: c.pods, ...(measured.history ? { history: measured.history } : {}) };
   return finish(c, 'Paused', message, { memory: undefined });
 }
 
 /** inInconclusiveHold: the status says this revision is paused at this partition after inconclusive checks. */
 function inInconclusiveHold(c: Ctx): boolean {
-  return heldInconclusive(c.prev, c.revision, c.input.sts);
+  return heldInconclusive(c.prev, c.revision, c.input.sts, c.pods);
 }
 
 /**
@@ -379,6 +382,9 @@ function forward(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<n
 function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: Map<number, PodView>): PlanResult {
   const { sts, nowMs } = c.input;
   const p = Math.min(sts.partition, sts.replicas);
+  // No pod: nothing to check, and nothing proven (a final check over no pod would complete a revision
+  // no pod ran). Time at 0 counts toward no deadline; the pods that come back are checked.
+  if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${c.revision} unfinished: the pods that come back are checked before it goes on`, { memory: undefined });
 
   // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
   let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);
@@ -407,12 +413,12 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   // (src/rollout/holds.ts).
   const prev = c.prev;
   const held = inInconclusiveHold(c);
-  const { promoted, token: promotion, refused } = judgePromotion(cfg, prev, c.revision, sts, p, held);
+  const { promoted, token: promotion, refused } = judgePromotion(cfg, prev, c.revision, sts, held, c.pods);
   if (refused && promotion) {
     c.refused = promotion;
     c.actions.push({ type: 'event', eventType: 'Warning', reason: 'PromotionRefused', message: refused });
   }
-  if (promoted && promotion) c.status = { promoted: promotion };
+  if (promoted && promotion) c.status = { promoted: promotion, holdPods: c.pods };
   else if (held && prev) return inconclusiveHold(c, prev.message, m, true);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
     return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m, false);

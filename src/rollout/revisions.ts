@@ -16,7 +16,9 @@ const SETTLED: ReadonlySet<Phase> = new Set<Phase>(['Idle', 'Completed', 'Rolled
  */
 export function unfinishedRollout(prev: RolloutStatus | undefined, revision: string): string | undefined {
   if (!prev || prev.phase === 'RollingBack') return undefined;
-  const good = prev.revision === revision ? (SETTLED.has(prev.phase) ? undefined : prev.previousRevision) : SETTLED.has(prev.phase) ? prev.revision : prev.previousRevision;
+  // A status of another revision with nothing recorded behind it (a user's pause while idle) speaks of
+  // the revision that was current then.
+  const good = prev.revision === revision ? (SETTLED.has(prev.phase) ? undefined : prev.previousRevision) : SETTLED.has(prev.phase) || prev.previousRevision === undefined ? prev.revision : prev.previousRevision;
   return good !== undefined && good !== revision ? good : undefined;
 }
 
@@ -29,7 +31,10 @@ export function unfinishedRollout(prev: RolloutStatus | undefined, revision: str
 export function rollbackTarget(prev: RolloutStatus | undefined, current: string | undefined, revision: string): string | undefined {
   // Recorded when this rollout began (the current revision then, or where an unfinished one started).
   const recorded = prev?.revision === revision ? prev.previousRevision : undefined;
-  if (!current || current === revision) return recorded;
+  if (!current) return recorded;
+  // The update revision current: what this status recorded, or, for a status of another revision, where
+  // that one stood (made current at 0 replicas, paused or not).
+  if (current === revision) return prev?.revision === revision ? recorded : unfinishedRollout(prev, revision);
   if (recorded !== undefined && recorded !== revision) return recorded;
   return (prev?.revision === current ? unfinishedRollout(prev, current) : undefined) ?? current;
 }

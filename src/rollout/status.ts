@@ -30,6 +30,7 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   hold: (v) => isCount(v) && (v as number) <= 8.64e15,
   promoted: isText,
   promotionRefused: isText,
+  holdPods: isText,
   history: isHistory,
 };
 
@@ -62,7 +63,7 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * step; the count of a repeated outcome is brought up to date by the next write.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.holdPods !== next.holdPods || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

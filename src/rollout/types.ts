@@ -53,6 +53,8 @@ export interface RolloutStatus {
    * and partition and after a pause, has another identity.
    */
   hold?: number;
+  /** The pods the hold judged (podsIdentity of their UIDs): a pod replaced since ends the hold and its promotion. */
+  holdPods?: string;
   /** The promotion of an inconclusive hold (`<revision>@<partition>@<hold>`) in force until its step is taken. */
   promoted?: string;
   /** The last promotion refused (it named a hold that has ended or never was): its Event is sent once. */

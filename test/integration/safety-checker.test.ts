@@ -24,6 +24,15 @@ const podReady = (s: number, i: number, ready = true) => ev(s, 'patch', { resour
 const lower = (s: number, from: number, to: number, user = CTL, code = 200) =>
   ev(s, 'patch', { resource: 'statefulsets', name: 'db' }, [{ op: 'test', path: '/metadata/generation', value: 2 }, { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: from }, { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }], user, code);
 const gate = (s: number, value: string): GateChange => ({ at: at(s), name: 'db', value });
+/** sized: the StatefulSet controller's status write after a scale (replicas), with the partition and annotations it saw. */
+const sized = (s: number, update: string, current: string, replicas: number, partition?: number, ann: Record<string, string> = ANN) =>
+  ev(s, 'update', { resource: 'statefulsets', subresource: 'status', name: 'db' }, { metadata: { annotations: ann }, spec: { replicas, ...(partition !== undefined ? { updateStrategy: { rollingUpdate: { partition } } } : {}) }, status: { updateRevision: update, currentRevision: current } });
+const STATUS = 'phased-rollout.io/status';
+const statusJson = (s: number, phase: string, revision: string, extra: Record<string, unknown> = {}) => JSON.stringify({ phase, revision, partition: 0, replicas: 3, updated: 3, message: '', since: at(s), ...extra });
+/** report: the controller writes its status annotation (a merge patch, as controller/reconcile.ts does). */
+const report = (s: number, phase: string, revision: string, extra: Record<string, unknown> = {}) => ev(s, 'patch', { resource: 'statefulsets', name: 'db' }, { metadata: { annotations: { [STATUS]: statusJson(s, phase, revision, extra) } } }, CTL);
+/** annotate: a user's merge patch of annotations (kubectl annotate, the plugin); null removes one. */
+const annotate = (s: number, annotations: Record<string, string | null>, user = 'alice') => ev(s, 'patch', { resource: 'statefulsets', name: 'db' }, { metadata: { annotations } }, user);
 
 /** base: three pods on r1 ready, then revision r2 pinned; the gate passing from t=10. */
 const base = (): AuditEvent[] => [podCreate(0, 0, 'r1'), podCreate(0, 1, 'r1'), podCreate(0, 2, 'r1'), podReady(1, 0), podReady(1, 1), podReady(1, 2), status(5, 'r2', 'r1')];
@@ -70,6 +79,85 @@ describe('checkSafety', () => {
     expect(r.gatedSteps).toBe(2);
   });
 
+  it('allows the same partition lowered again after a scale-up raised it (a raise starts a new epoch)', () => {
+    // 3 -> 2 (db-2 on r2); scaled to 4: the controller raises 2 -> 4, db-3 comes up on r1; 4 -> 3 rolls
+    // db-3, then 3 -> 1 goes over partition 3 a second time, for db-1 (db-2 is on r2 already).
+    const events = [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), sized(25, 'r2', 'r1', 4, 2), lower(25.1, 2, 4), podCreate(26, 3, 'r1'), podReady(27, 3), lower(40, 4, 3), podCreate(41, 3, 'r2'), podReady(42, 3), lower(50, 3, 1)];
+    const r = checkSafety(events, [gate(10, '1')], opts);
+    expect(r.violations).toEqual([]);
+    expect(r.gatedSteps).toBe(3);
+  });
+
+  describe('a rollout ends only after a passing final check at partition 0, or a rollback', () => {
+    /** rolled: every step gated, db-0 on r2 and ready at 42 (partition 0 since 40). */
+    const rolled = () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 2, 1), podCreate(31, 1, 'r2'), podReady(32, 1), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0)];
+    const whys = (events: AuditEvent[], g: GateChange[] = [gate(10, '1')]) => checkSafety(events, g, opts).violations.map((v) => v.why);
+
+    it.each([
+      ['Completed after the final check', [...rolled(), report(50, 'Completed', 'r2')]],
+      ['the re-pin after Completed', [...rolled(), report(50, 'Completed', 'r2'), status(51, 'r2', 'r2'), lower(52, 0, 3)]],
+      ['the re-pin and Completed in one write after the final check', [...rolled(), status(44, 'r2', 'r2'), lower(50, 0, 3)]],
+      ['Idle after a rollback', [...rolled(), report(43, 'RollingBack', 'r2', { failedRevision: 'r2', failureReason: 'Aborted' }), report(45, 'Idle', 'r2')]],
+      ['Completed for a revision applied at 0 replicas, after a final check on the pods back', [...base(), sized(20, 'r1', 'r1', 0, 0), sized(21, 'r2', 'r2', 0, 0), sized(30, 'r2', 'r2', 1, 0), podCreate(30.1, 0, 'r2'), podReady(31, 0), report(40, 'Completed', 'r2')]],
+      ['Idle naming another revision than the rollout (a revert)', [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), status(25, 'r1', 'r1'), lower(26, 3, 0), report(30, 'Idle', 'r1')]],
+    ] as [string, AuditEvent[]][])('accepts %s', (_n, events) => {
+      expect(whys(events)).toEqual([]);
+    });
+
+    it.each([
+      ['Completed as soon as the last pod is ready (the final check skipped)', [...rolled(), report(43, 'Completed', 'r2')], [gate(10, '1')], 'rollout of revision r2 ended (Completed)'],
+      ['Completed while the gate fails at partition 0', [...rolled(), report(50, 'Completed', 'r2')], [gate(10, '1'), gate(46, '0')], 'rollout of revision r2 ended (Completed)'],
+      ['Completed while the partition is not 0', [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), report(40, 'Completed', 'r2')], [gate(10, '1')], 'partition was 2, not 0'],
+      ['Idle after a scale to 0 mid-rollout', [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), sized(30, 'r2', 'r2', 0, 2), report(31, 'Idle', 'r2')], [gate(10, '1')], 'rollout of revision r2 ended (Idle)'],
+      ['a re-pin with no final check', [...rolled(), status(43, 'r2', 'r2'), lower(44, 0, 3)], [gate(10, '1')], 'rollout of revision r2 ended (re-pinned)'],
+      ['Idle for a revision applied at 0 replicas (made current with no pod), its pods back unchecked', [...base(), sized(20, 'r1', 'r1', 0, 0), sized(21, 'r2', 'r2', 0, 0), sized(30, 'r2', 'r2', 1, 0), podCreate(30.1, 0, 'r2'), podReady(31, 0), report(31.5, 'Idle', 'r2')], [gate(10, '1')], 'rollout of revision r2 ended (Idle)'],
+    ] as [string, AuditEvent[], GateChange[], string][])('names %s', (_n, events, g, why) => {
+      expect(whys(events, g)).toEqual([expect.stringContaining(why)]);
+    });
+  });
+
+  describe('a step no gate passed is allowed only for a promoted inconclusive hold still in force', () => {
+    // 3 -> 2 gated; the gate stops passing at 25 (inconclusive checks); the controller holds at 2.
+    const HOLD = { partition: 2, replicas: 3, updated: 1, reason: 'Inconclusive' };
+    const held = () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), report(30, 'Paused', 'r2', HOLD)];
+    // The StatefulSet controller's writes carry the annotations as they are: the hold's status among them.
+    const HELD = { ...ANN, [STATUS]: statusJson(30, 'Paused', 'r2', HOLD) };
+    const g = [gate(10, '1'), gate(25, '0')];
+    const token = `r2@2@${Math.floor((T0 + 30_000) / 1000)}`;
+    const run = (events: AuditEvent[]) => checkSafety(events, g, opts);
+
+    it('accepts the step of a promoted hold, counted as promoted', () => {
+      const r = run([...held(), annotate(35, { 'phased-rollout.io/promote': token }), lower(36, 2, 1)]);
+      expect(r.violations).toEqual([]);
+      expect(r).toMatchObject({ lowerings: 2, gatedSteps: 1, promotedSteps: 1 });
+    });
+
+    it('accepts Completed after a promoted hold at the final check', () => {
+      // Every step after 3 -> 2 promoted: 2 -> 1, 1 -> 0, and the final check at 0.
+      const promoted = (t: number, partition: number) => [report(t, 'Paused', 'r2', { ...HOLD, partition }), annotate(t + 1, { 'phased-rollout.io/promote': `r2@${partition}@${Math.floor((T0 + t * 1000) / 1000)}` })];
+      const atZero = [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), ...promoted(23, 2), lower(24.5, 2, 1), podCreate(25, 1, 'r2'), podReady(26, 1), ...promoted(30, 1), lower(32, 1, 0), podCreate(33, 0, 'r2'), podReady(34, 0), ...promoted(40, 0), report(42, 'Completed', 'r2')];
+      const r = checkSafety(atZero, [gate(10, '1'), gate(22.5, '0')], opts);
+      expect(r.violations).toEqual([]);
+      expect(r.promotedSteps).toBe(2);
+    });
+
+    it.each([
+      ['no promotion at all', () => [...held(), lower(36, 2, 1)], 'gate db was not passing'],
+      ['a promotion written while no inconclusive hold was shown', () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), report(30, 'Checking', 'r2', { partition: 2 }), annotate(35, { 'phased-rollout.io/promote': token }), lower(36, 2, 1)], 'was written while the status showed Checking of r2 at partition 2'],
+      ['a promotion of a hold at another partition', () => [...held(), annotate(35, { 'phased-rollout.io/promote': 'r2@3@1' }), lower(36, 2, 1)], 'gate db was not passing'],
+      ['the replicas changed since the promotion', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), sized(36, 'r2', 'r1', 2, 2, HELD), report(36.5, 'Paused', 'r2', { ...HOLD, replicas: 2 }), lower(37, 2, 1)], 'the replicas changed'],
+      ['a pause written with the promotion', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token, 'phased-rollout.io/paused': 'true' }), annotate(38, { 'phased-rollout.io/paused': null }), report(40, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'a pause was set'],
+      ['a pause between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(35.5, { 'phased-rollout.io/paused': 'true' }), annotate(38, { 'phased-rollout.io/paused': null }), lower(41, 2, 1)], 'a pause was set'],
+      ['a retry (the status cleared) between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(36, { [STATUS]: null }), report(39, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'the status was cleared'],
+      ['a promotion of a hold carried over a scale (rewritten at the new size, no check between)', () => [...held(), sized(35, 'r2', 'r1', 2, 2, HELD), report(35.5, 'Paused', 'r2', { ...HOLD, replicas: 2 }), annotate(36, { 'phased-rollout.io/promote': token }), lower(37, 2, 1)], 'carried over a change of replicas'],
+      ['a new revision between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), status(36, 'r3', 'r1', HELD), status(37, 'r2', 'r1', HELD), report(39, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'the revision changed'],
+    ] as [string, () => AuditEvent[], string][])('names a step after %s', (_n, events, why) => {
+      const r = run(events());
+      expect(r.violations.map((v) => v.why)).toEqual([expect.stringContaining(why)]);
+      expect(r.promotedSteps).toBe(0);
+    });
+  });
+
   describe('a lowering is judged by the pods it releases, not by a possibly stale view of the revisions', () => {
     // Pods 1 and 2 rolled to r2; the view then (wrongly: a status write missed or out of order) says
     // update = current = r1, and the controller lowers 1 -> 0 with the gate failing; db-0 comes back on r2.
@@ -87,6 +175,26 @@ describe('checkSafety', () => {
       expect(r.violations).toEqual([]);
       expect(r.revertsOrBypasses).toBe(1);
     });
+    it('counts a rollback after the last step as a revert when the partition is above 0 (pods back to the revision the rollout started from)', () => {
+      // r2 rolled to 0 and made current; the partition back at 2 (a scale to 0 and a spec scale-up, the
+      // webhook pinning); the failed r2 rolled back: the template of r1 restored, the partition let go.
+      const after = [...rolled(), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0), sized(43, 'r2', 'r2', 3, 2), sized(45, 'r1', 'r2', 3, 2), lower(46, 2, 0), podCreate(47, 1, 'r1'), podCreate(48, 0, 'r1')];
+      const r = checkSafety(after, [gate(10, '1'), gate(41, '0')], opts);
+      expect(r.violations).toEqual([]);
+      expect(r.revertsOrBypasses).toBe(1);
+      // The same lowering to a revision the rollout did not start from is judged as a step.
+      const other = [...rolled(), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0), sized(43, 'r2', 'r2', 3, 2), sized(45, 'r3', 'r2', 3, 2), lower(46, 2, 0), podCreate(47, 1, 'r3'), podCreate(48, 0, 'r3')];
+      expect(checkSafety(other, [gate(10, '1'), gate(41, '0')], opts).violations).toHaveLength(1);
+    });
+
+    it('counts an undo to the last verified revision as a revert while an unverified one is current (made current at 0 pods)', () => {
+      // At 0 replicas r2 was applied and made current with no pod; r3 applied, a pod on it; undone to r1.
+      const events = [...base(), sized(20, 'r1', 'r1', 0, 0), sized(21, 'r2', 'r2', 0, 0), sized(22, 'r3', 'r2', 1, 0), podCreate(22.1, 0, 'r3'), sized(23, 'r1', 'r2', 1, 1), lower(24, 1, 0), podCreate(25, 0, 'r1')];
+      const r = checkSafety(events, [gate(10, '0')], opts);
+      expect(r.violations).toEqual([]);
+      expect(r.revertsOrBypasses).toBe(1);
+    });
+
     it('judges a revert that lets a pod go to another revision than the current one', () => {
       const events = [...rolled(), status(35, 'r1', 'r1'), lower(40, 1, 0), podCreate(41, 0, 'r3'), podReady(42, 0)];
       expect(checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts).violations).toHaveLength(1);

@@ -9,22 +9,40 @@
 //    runs, but for a revert: the pods it releases (ordinals [to, from)) are judged by their own revisions
 //    and by those of their replacements, read ahead in the log, so a stale view of the StatefulSet's
 //    revisions cannot pass a real step off as a revert. A released pod is excused only when it goes
-//    back to the current revision of a StatefulSet whose update and current revisions are the same; or
+//    back to the current revision of a StatefulSet whose update and current revisions are the same, or
+//    to the last verified revision while that is the update revision (a rollback or an undo over a
+//    revision made current unverified); or
 //  - it is one forward step: every pod of the StatefulSet was ready at that moment, the partition went
 //    no further than the next pod still to roll (with phased-rollout.io/steps: than the stage covering
 //    that pod, test/support/step-floor.ts), at least initial-delay + (k-1) periods had
 //    passed since the last pod became available, and the gate series was passing throughout the last
 //    (k-1) periods before the step (k = success-threshold), allowing `lagMs` for Prometheus to see a
-//    change. A partition value is lowered at most once per rollout (no double step); a rollout is
-//    one update revision's run, so a revision that comes back later (A -> B -> A -> B) is a new one.
+//    change. A partition value is lowered at most once per rollout and epoch (no double step); a
+//    rollout is one update revision's run, so a revision that comes back later (A -> B -> A -> B) is a
+//    new one, and a raise of the partition (a scale-up: the pods at the raised ordinals come back on
+//    the old revision) starts a new epoch, over which the same values are lowered again; or
+//  - it is one such step no gate passed, of an inconclusive hold a user promoted: the status showed
+//    that revision Paused (reason Inconclusive) at that partition and size when the promotion was
+//    written, naming that revision and partition, and since then neither the replicas changed, nor a
+//    pause was set, nor the update revision changed, nor the status was cleared (a retry) (docs/analysis.md);
 //  - and, for a member of a rollout group (phased-rollout.io/group), zone safety: at a forward step no
 //    pod of another member of the group was down (missing, not ready, deleted) throughout the last
 //    `watchLagMs` before it, and no other member had a step in flight (its partition below its
 //    replicas while a pod at or above it was not on its update revision). `watchLagMs` is how late a
 //    watch may tell the controller of a pod going down or coming up: a pod down only within it is a
 //    race no cache-based controller can close, and is not counted.
+//
+// And a rollout that took a forward step ends (the controller's status Completed or Idle naming its
+// revision, or the controller re-pinning the partition to replicas once that revision is current) only
+// after a passing final check: at partition 0, every pod present, ready and on that revision, and the
+// gate passing as for a step, its k passes all after the partition reached 0 (docs/rollouts.md, "Final
+// verification"); or a promoted inconclusive hold at partition 0 as above; or after a rollback
+// (RollingBack), or a bypass. So a skipped final check is named. The same holds for a revision the
+// StatefulSet controller makes current unverified (with no pod left, docs/rollouts.md "Scale to 0
+// mid-rollout"): the pods that come back are checked before it ends.
 
 import { stepFloor } from './step-floor.js';
+import { annotationsAfter, Promotions, statusOf } from './safety-promotions.js';
 
 /** AuditEvent is the part of an audit.k8s.io/v1 Event the checker reads. */
 export interface AuditEvent {
@@ -59,6 +77,8 @@ export interface Violation {
 export interface SafetyReport {
   lowerings: number;
   gatedSteps: number;
+  /** Steps of a promoted inconclusive hold (no gate passed them). */
+  promotedSteps: number;
   revertsOrBypasses: number;
   violations: Violation[];
 }
@@ -87,6 +107,8 @@ interface StsState {
   replicas: number;
   minReadySeconds: number;
   annotations: Record<string, string>;
+  /** When the partition was last set to 0 (the final check's streak counts from there). */
+  zeroAtMs?: number;
 }
 
 interface PodState {
@@ -210,9 +232,19 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const pods = new Map<string, PodState>();
   const lowered = new Set<string>();
   const rollouts = new Map<string, number>();
+  /** Raises of the partition so far per StatefulSet (a raise starts a new epoch of the lowered-once rule). */
+  const epochs = new Map<string, number>();
+  /** The rollout (its count in `rollouts`) that took a forward step and has not ended, per StatefulSet. */
+  const open = new Map<string, number>();
+  /**
+   * Per StatefulSet, the last verified revision: the first one, one whose rollout ended past the final
+   * check, one rolled by a bypass (the user's choice). What a rollback or an undo returns to without a gate.
+   */
+  const settled = new Map<string, string>();
+  const promotions = new Promotions();
   const ups = new Map<string, Up[]>();
   const upAt = (pod: string, atMs: number, up: boolean) => ups.set(pod, [...(ups.get(pod) ?? []), { atMs, up }]);
-  const report: SafetyReport = { lowerings: 0, gatedSteps: 0, revertsOrBypasses: 0, violations: [] };
+  const report: SafetyReport = { lowerings: 0, gatedSteps: 0, promotedSteps: 0, revertsOrBypasses: 0, violations: [] };
   const ok = (e: AuditEvent) => (e.responseStatus?.code ?? 0) >= 200 && (e.responseStatus?.code ?? 0) < 300;
 
   // Read ahead: every pod's creations and every StatefulSet's partition writes, so that a lowering is
@@ -241,19 +273,36 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     const body = e.requestObject as Obj | undefined;
     if (!ok(e) || !body) continue;
     if (r.resource === 'statefulsets' && r.subresource === 'status' && body.status) {
+      const was = sets.get(key);
       // A new update revision starts a new rollout, also when it is one seen before (A -> B -> A -> B):
       // the same partition may then be lowered again, once per rollout.
-      if (sets.get(key)?.updateRevision !== body.status.updateRevision) rollouts.set(key, (rollouts.get(key) ?? 0) + 1);
+      if (was?.updateRevision !== body.status.updateRevision) {
+        rollouts.set(key, (rollouts.get(key) ?? 0) + 1);
+        promotions.end(key, 'the revision changed');
+      }
+      const replicas = body.spec?.replicas ?? 1;
+      if (was && was.replicas !== replicas) promotions.end(key, 'the replicas changed');
+      const partition = body.spec?.updateStrategy?.rollingUpdate?.partition ?? was?.partition;
+      if (was?.partition !== undefined && partition !== undefined && partition > was.partition) epochs.set(key, (epochs.get(key) ?? 0) + 1);
+      const annotations = body.metadata?.annotations ?? {};
+      // A revision made current that was never verified (Kubernetes does it with no pod left, or once
+      // every pod runs it, before the final check): its rollout ends only after a final check.
+      const current = body.status.currentRevision;
+      if (!was) settled.set(key, current);
+      else if (current !== was.currentRevision && current === body.status.updateRevision && current !== settled.get(key) && annotations['phased-rollout.io/standard-rolling-update'] !== 'true') open.set(key, rollouts.get(key) ?? 0);
+      if (was) promotions.seen(key, ms(e.stageTimestamp), was.annotations, annotations, false, replicas);
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
+      const zeroAtMs = partition === 0 ? (was?.partition === 0 ? was.zeroAtMs : ms(e.stageTimestamp)) : undefined;
       sets.set(key, {
         namespace: r.namespace ?? '',
         name: r.name ?? '',
-        partition: body.spec?.updateStrategy?.rollingUpdate?.partition ?? sets.get(key)?.partition,
+        partition,
         updateRevision: body.status.updateRevision,
         currentRevision: body.status.currentRevision,
-        replicas: body.spec?.replicas ?? 1,
+        replicas,
         minReadySeconds: body.spec?.minReadySeconds ?? 0,
-        annotations: body.metadata?.annotations ?? {},
+        annotations,
+        ...(zeroAtMs !== undefined ? { zeroAtMs } : {}),
       });
       continue;
     }
@@ -277,101 +326,166 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     }
     if (r.resource !== 'statefulsets' || r.subresource) continue;
     const { from, to } = partitionOps(body);
-    if (to !== undefined && sets.has(key)) sets.get(key)!.partition = to;
-    if (from === undefined || to === undefined || to >= from) continue;
-
-    report.lowerings++;
-    const at = e.stageTimestamp;
-    const T = ms(at);
+    const s = sets.get(key);
+    const T = ms(e.stageTimestamp);
     const request = `${e.verb} ${key} by ${e.user.username} (auditID ${e.auditID ?? '?'}): ${JSON.stringify(body)}`;
-    const fail = (why: string) => report.violations.push({ at, statefulset: key, why, request });
-    if (e.user.username !== o.controllerUser) {
-      fail('partition lowered by someone other than the controller');
+    const fail = (why: string) => report.violations.push({ at: e.stageTimestamp, statefulset: key, why, request });
+    const byController = e.user.username === o.controllerUser;
+    if (s) {
+      // The controller re-pinning the partition to replicas once the revision is current ends the rollout.
+      if (byController && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
+      const annotations = annotationsAfter(e.verb, body, s.annotations);
+      if (annotations) {
+        promotions.seen(key, T, s.annotations, annotations, !byController, s.replicas);
+        const st = statusOf(annotations);
+        if (byController && annotations['phased-rollout.io/status'] !== s.annotations['phased-rollout.io/status'] && st) {
+          if (st.phase === 'RollingBack') open.delete(key);
+          if ((st.phase === 'Completed' || st.phase === 'Idle') && st.revision === s.updateRevision) endRollout(s, st.phase, T, fail);
+        }
+        s.annotations = annotations;
+      }
+      if (to !== undefined) {
+        if (to > (from ?? s.partition ?? to)) epochs.set(key, (epochs.get(key) ?? 0) + 1);
+        if (to === 0 && s.partition !== 0) s.zeroAtMs = T;
+      }
+    }
+    if (from === undefined || to === undefined || to >= from) {
+      if (s && to !== undefined) s.partition = to;
       continue;
     }
-    const s = sets.get(key);
-    const stepKey = `${key}@${s?.updateRevision}#${rollouts.get(key) ?? 0}@${from}`;
+    judgeLowering(key, s, from, to, T, byController, fail);
+    if (s) s.partition = to;
+  }
+  return report;
+
+  /** judgeLowering applies the rules of a lowering (the header) to one write from `from` to `to`. */
+  function judgeLowering(key: string, s: StsState | undefined, from: number, to: number, T: number, byController: boolean, fail: (why: string) => void): void {
+    report.lowerings++;
+    if (!byController) return fail('partition lowered by someone other than the controller');
+    const stepKey = `${key}@${s?.updateRevision}#${rollouts.get(key) ?? 0}.${epochs.get(key) ?? 0}@${from}`;
     if (lowered.has(stepKey)) fail(`partition ${from} lowered twice for revision ${s?.updateRevision}`);
     lowered.add(stepKey);
-    if (!s) {
-      fail('partition lowered before the StatefulSet controller reported any revision');
-      continue;
-    }
-    const name = r.name ?? '';
-    const podOf = (i: number) => pods.get(`${r.namespace}/${name}-${i}`);
-    if (s.annotations['phased-rollout.io/standard-rolling-update'] === 'true' || !releasesAnyPod(s, from, to, T)) {
+    if (!s) return fail('partition lowered before the StatefulSet controller reported any revision');
+    if (s.annotations['phased-rollout.io/standard-rolling-update'] === 'true') {
+      // A bypass: the user chose a rollout without gates, which then has no final check to make.
+      open.delete(key);
+      if (s.updateRevision) settled.set(key, s.updateRevision);
       report.revertsOrBypasses++;
-      continue;
+      return;
     }
-    let lastAvailable = 0;
-    let bad = false;
-    for (let i = 0; i < s.replicas; i++) {
-      const p = podOf(i);
-      if (!p || p.readySinceMs === undefined) {
-        fail(`lowered ${from} -> ${to} while pod ${name}-${i} was not ready`);
-        bad = true;
-        break;
-      }
-      lastAvailable = Math.max(lastAvailable, p.readySinceMs + s.minReadySeconds * 1000);
-      if (i >= from && p.revision !== s.updateRevision) {
-        fail(`lowered ${from} -> ${to} while pod ${name}-${i} at or above the partition was on ${p.revision}, not ${s.updateRevision}`);
-        bad = true;
-        break;
-      }
+    if (!releasesAnyPod(s, from, to, T)) {
+      report.revertsOrBypasses++;
+      return;
     }
-    if (bad) continue;
+    // A forward step: the rollout it belongs to must end with a final check.
+    open.set(key, rollouts.get(key) ?? 0);
+    const down = podsProblem(s, from);
+    if (down) return fail(`lowered ${from} -> ${to} while ${down}`);
     const zone = groupProblem(s, sets, ups, pods, T, o.watchLagMs ?? 500);
-    if (zone) {
-      fail(`lowered ${from} -> ${to}: ${zone}`);
-      continue;
-    }
+    if (zone) return fail(`lowered ${from} -> ${to}: ${zone}`);
     // One step: down to the next pod still to roll, or with phased-rollout.io/steps to the stage covering it.
-    const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(i)?.revision !== s.updateRevision);
-    if (to < floor) {
-      fail(`lowered ${from} -> ${to}, past ${floor} (more than one step)`);
-      continue;
+    const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(s, i)?.revision !== s.updateRevision);
+    if (to < floor) return fail(`lowered ${from} -> ${to}, past ${floor} (more than one step)`);
+    const gated = gateProblem(s, from, T);
+    if (gated === undefined) {
+      report.gatedSteps++;
+      return;
     }
+    if ('unknown' in gated) return fail(gated.unknown);
+    const promoted = promotions.forStep(key, s.updateRevision, from, s.replicas);
+    if (promoted.ok) {
+      promoted.p.used = true;
+      report.promotedSteps++;
+      return;
+    }
+    fail(`lowered ${from} -> ${to} ${gated.why}${promoted.why ? `; ${promoted.why}` : ''}`);
+  }
+
+  /**
+   * endRollout judges the end of the open rollout of the update revision (`how`: Completed, Idle,
+   * re-pinned): a passing final check at partition 0 on every pod, or a promoted hold there.
+   */
+  function endRollout(s: StsState, how: string, T: number, fail: (why: string) => void): void {
+    const key = `${s.namespace}/${s.name}`;
+    if (open.get(key) !== (rollouts.get(key) ?? 0)) return;
+    open.delete(key);
+    const problem = finalCheckProblem(s, T);
+    if (problem === undefined || (s.partition === 0 && promotions.forStep(key, s.updateRevision, 0, s.replicas).ok)) {
+      if (s.updateRevision) settled.set(key, s.updateRevision);
+      return;
+    }
+    fail(`rollout of revision ${s.updateRevision} ended (${how}) without a passing final check at partition 0: ${problem}`);
+  }
+
+  /** finalCheckProblem: why the state at T is no passing final check (undefined: it is one). */
+  function finalCheckProblem(s: StsState, T: number): string | undefined {
+    if (s.partition !== 0) return `the partition was ${s.partition ?? 'unknown'}, not 0`;
+    const down = podsProblem(s, 0);
+    if (down) return down;
+    const gated = gateProblem(s, 0, T);
+    if (gated !== undefined) return 'unknown' in gated ? gated.unknown : gated.why.replace(/^although /, '').replace('before the step', 'before it');
+    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
+    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
+    if (s.zeroAtMs !== undefined && T - (k - 1) * period < s.zeroAtMs) return `only ${T - s.zeroAtMs} ms at partition 0; ${k} checks ${period} ms apart need more`;
+    return undefined;
+  }
+
+  /** podsProblem: a pod of the StatefulSet missing or not ready, or one at or above `from` not on the update revision. */
+  function podsProblem(s: StsState, from: number): string | undefined {
+    for (let i = 0; i < s.replicas; i++) {
+      const p = podOf(s, i);
+      if (!p || p.readySinceMs === undefined) return `pod ${s.name}-${i} was not ready`;
+      if (i >= from && p.revision !== s.updateRevision) return `pod ${s.name}-${i} at or above the partition was on ${p.revision}, not ${s.updateRevision}`;
+    }
+    return undefined;
+  }
+
+  /**
+   * gateProblem: why a step (or the final check) from `from` at T is not backed by passing gates
+   * (`why`, to follow "lowered a -> b"), or `unknown` when the gates cannot be read; undefined when it is.
+   */
+  function gateProblem(s: StsState, from: number, T: number): { why: string } | { unknown: string } | undefined {
+    let lastAvailable = 0;
+    for (let i = 0; i < s.replicas; i++) lastAvailable = Math.max(lastAvailable, (podOf(s, i)?.readySinceMs ?? 0) + s.minReadySeconds * 1000);
     const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
     const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
     const delay = Number(s.annotations['phased-rollout.io/initial-delay-seconds'] ?? '30') * 1000;
-    if (T < lastAvailable + delay + (k - 1) * period) {
-      fail(`lowered ${from} -> ${to} ${T - lastAvailable} ms after the last pod became available; ${k} checks ${period} ms apart after ${delay} ms need more`);
-      continue;
-    }
-    const gates = (o.gateNames ?? gateNamesOf)(s.annotations, name, from, s.replicas);
-    if (!gates) {
-      fail('no e2e gate name in a query: cannot check the gate');
-      continue;
-    }
+    if (T < lastAvailable + delay + (k - 1) * period) return { why: `${T - lastAvailable} ms after the last pod became available; ${k} checks ${period} ms apart after ${delay} ms need more` };
+    const gates = (o.gateNames ?? gateNamesOf)(s.annotations, s.name, from, s.replicas);
+    if (!gates) return { unknown: 'no e2e gate name in a query: cannot check the gate' };
     // The k passes span at least (k-1) periods before the step, so the first one was at or before
     // T-(k-1)p: the exporter said '1' then (or up to lagMs before: Prometheus lags it). From there to
     // T-lag the gate never left '1' (stricter than needed: a failing blip between two checks counts).
     const first = T - (k - 1) * period;
     const notPassing = gates.find((g) => !passedAround(gate, g, first - o.lagMs, first) || changedAway(gate, g, first, T - o.lagMs));
-    if (notPassing !== undefined) {
-      fail(`lowered ${from} -> ${to} although gate ${notPassing} was not passing throughout the ${(k - 1) * period} ms before the step`);
-      continue;
-    }
-    report.gatedSteps++;
+    if (notPassing !== undefined) return { why: `although gate ${notPassing} was not passing throughout the ${(k - 1) * period} ms before the step` };
+    return undefined;
   }
-  return report;
+
+  function podOf(s: StsState, i: number): PodState | undefined {
+    return pods.get(`${s.namespace}/${s.name}-${i}`);
+  }
 
   /**
    * releasesAnyPod: some pod of ordinals [to, from) is let go to another revision than it runs: its
    * replacement (the first creation before the next partition write) is on another revision, or,
    * without a replacement in the log, the update revision differs from its own. A pod that goes back to
-   * the current revision while the update and current revisions are the same is a revert, not a step.
+   * the current revision while the update and current revisions are the same is a revert, not a step;
+   * so is one that goes back to the last verified revision while it is the update revision (a rollback
+   * after the last step, or an undo, over a revision made current unverified: docs/rollouts.md).
    */
   function releasesAnyPod(s: StsState, from: number, to: number, T: number): boolean {
     const key = `${s.namespace}/${s.name}`;
     const end = partitionWrites.get(key)?.find((t) => t > T) ?? Infinity;
     const revert = s.updateRevision !== undefined && s.updateRevision === s.currentRevision;
+    const rollback = s.updateRevision !== undefined && s.updateRevision === settled.get(key);
     for (let i = to; i < Math.min(from, s.replicas); i++) {
       const pod = `${key}-${i}`;
       const runs = pods.get(pod)?.revision;
       const target = firstAfter(creations.get(pod), T, end)?.revision ?? s.updateRevision;
       if (target === runs) continue;
       if (revert && target === s.currentRevision) continue;
+      if (rollback && target === s.updateRevision) continue;
       return true;
     }
     return false;

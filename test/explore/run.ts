@@ -1,0 +1,175 @@
+// One exploration run: a StatefulSet set up and rolled by the simulated cluster and the controller
+// (plan() applied as controller/reconcile.ts applies it) through a sequence of user and cluster events,
+// then judged by the independent safety checker over the run's audit log and gate series, and by the
+// invariant below.
+import { KEYS } from '../../src/annotations.js';
+import { checkSafety, type AuditEvent } from '../support/safety-checker.js';
+import { SimController } from './controller.js';
+import { syncStatefulSet } from './statefulset-controller.js';
+import { annotationsOf, applyStep, tokenOf, type Setup, type Step } from './steps.js';
+import { CONTROLLER, T0, World } from './world.js';
+
+/** How late the informers tell the controller, and the StatefulSet controller, of a change. */
+const WATCH_MS = 5;
+const STS_SYNC_MS = 10;
+/** Time before the first event (the pods come up, the controller pins and reports) and after the last. */
+const WARM_UP_MS = 10_000;
+const TAIL_MS = 30_000;
+
+/** RunResult is what a run found, and what happened, for a failure's report. */
+export interface RunResult {
+  /** Violations of the safety checker, then of the invariant; empty when the run is safe. */
+  findings: string[];
+  trace: string[];
+  audit: AuditEvent[];
+  /** Gated steps, promoted steps, lowerings judged. */
+  steps: { gated: number; promoted: number; lowerings: number };
+}
+
+/** runSequence runs one sequence of events on a fresh StatefulSet and judges it. */
+export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
+  const w = new World(annotationsOf(setup), setup.replicas, 1);
+  const trace: string[] = [];
+  const at = () => `+${((w.now - T0) / 1000).toFixed(3)}s`;
+  let ctl = new SimController();
+  let ctlAt: number | undefined;
+  const wakeController = (t: number) => {
+    if (ctlAt !== undefined && ctlAt <= t) return;
+    w.cancel('reconcile');
+    ctlAt = t;
+    w.at(t, 'reconcile', () => {
+      ctlAt = undefined;
+      const r = ctl.reconcile(w);
+      const did = r.actions.flatMap((a) => (a.type === 'setPartition' ? [`partition ${a.from} -> ${a.to}`] : a.type === 'writeStatus' ? [`status ${a.status.phase} ${a.status.revision}@${a.status.partition}/${a.status.replicas}${a.status.reason ? ` (${a.status.reason})` : ''}${a.status.promoted ? ` promoted ${a.status.promoted}` : ''}: ${a.status.message}`] : a.type === 'event' ? [] : [a.type]));
+      if (did.length > 0 || r.checked) trace.push(`${at()} controller${r.checked ? ` checked: ${r.checked};` : ''} ${did.join('; ')}`);
+      if (r.requeueAfterMs !== undefined) wakeController(w.now + Math.max(1, r.requeueAfterMs));
+    });
+  };
+  let lastStatus: string | undefined;
+  const tokens = () => {
+    const raw = w.sts.metadata.annotations[KEYS.status];
+    if (raw === lastStatus) return;
+    lastStatus = raw;
+    const t = tokenOf(w);
+    if (t !== undefined && w.tokens.at(-1) !== t) w.tokens.push(t);
+  };
+  w.onChange = () => {
+    tokens();
+    wakeController(w.now + WATCH_MS);
+    if (!w.pending('sync')) w.at(w.now + STS_SYNC_MS, 'sync', () => syncStatefulSet(w));
+  };
+  const hooks = {
+    restart: () => {
+      ctl = new SimController();
+      wakeController(w.now);
+    },
+    crash: (pod: number, downMs: number) => {
+      const p = w.pods.get(pod);
+      if (!p || p.status.conditions[0]?.status !== 'True') return;
+      const uid = p.metadata.uid;
+      w.setReady(pod, uid, false);
+      w.at(w.now + downMs, `start ${uid}`, () => w.setReady(pod, uid, true));
+    },
+  };
+  w.at(w.now, 'sync', () => syncStatefulSet(w));
+  wakeController(w.now);
+
+  const history = [1];
+  const budget = { steps: 50_000 };
+  let complete = w.runUntil(T0 + WARM_UP_MS, budget);
+  for (const s of steps) {
+    if (!complete) break;
+    let t = w.now + s.dt;
+    // A gate's outcome lasts at least one check period (1 s): a change between two checks that no
+    // check saw would be a failing blip the checker counts against a step (it is stricter than needed).
+    if (s.do === 'gate') t = Math.max(t, w.gateChangedAtMs + 1001);
+    // A person promotes what the status shows: as soon as the plugin would, within dt.
+    const promotable = s.do === 'promote' && !s.stale ? () => tokenOf(w) !== undefined : undefined;
+    complete = w.runUntil(t, budget, promotable);
+    trace.push(`${at()} ${applyStep(w, s, hooks, history)}`);
+  }
+  if (complete) complete = w.runUntil(w.now + TAIL_MS, budget);
+
+  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: 1 });
+  const findings = [...report.violations.map((v) => `${since(v.at)} ${v.why}`), ...unverifiedPods(w.audit)];
+  if (!complete) trace.push(`${at()} stopped: more than 50,000 happenings (a busy loop?)`);
+  return { findings, trace, audit: w.audit, steps: { gated: report.gatedSteps, promoted: report.promotedSteps, lowerings: report.lowerings } };
+}
+
+type Obj = Record<string, any>;
+
+/** since names a moment of the run by its offset from the start. */
+function since(at: string): string {
+  return `+${((Date.parse(at) - T0) / 1000).toFixed(3)}s`;
+}
+
+/**
+ * unverifiedPods is the run's invariant, stated from the audit log alone: a pod is created on a
+ * revision only if that revision was verified (the first one; one a rollout completed, by the
+ * controller's Completed status; one that was current when another became the update revision: what
+ * a revert or a rollback returns to; or one the StatefulSet controller made current with no pod left),
+ * or if a partition write of the controller released its ordinal for that revision since it last
+ * became the update revision; or, the documented limit of a scale-up (docs/rollouts.md), the first new
+ * pod of a scale-up when the StatefulSet controller creates it before the controller's next partition
+ * write. It names each other creation.
+ */
+export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
+  const found: string[] = [];
+  const verified = new Set<string>();
+  const released = new Map<string, number>();
+  let update: string | undefined;
+  let current: string | undefined;
+  let replicas: number | undefined;
+  /** A scale-up the controller has not answered yet: its first pod is the documented limit. */
+  let grace = false;
+  for (const e of audit) {
+    const r = e.objectRef ?? {};
+    const body = e.requestObject as Obj;
+    if ((e.responseStatus?.code ?? 0) >= 300) continue;
+    if (r.resource === 'statefulsets' && r.subresource === 'scale') {
+      if (replicas !== undefined && body.spec.replicas > replicas) grace = true;
+      replicas = body.spec.replicas;
+      continue;
+    }
+    if (r.resource === 'statefulsets' && r.subresource === 'status') {
+      if (replicas !== undefined && body.spec.replicas > replicas) grace = true;
+      replicas = body.spec.replicas;
+      const next = body.status.updateRevision as string;
+      if (update === undefined) verified.add(next);
+      else if (next !== update) {
+        if (current) verified.add(current);
+        released.delete(next);
+      }
+      update = next;
+      // Made current with no pod left (completeRollingUpdate at 0 pods, kubernetes/kubernetes#121534):
+      // nothing could hold the pods that come back on it; only the final check judges them, and the
+      // checker's end-of-rollout rule asks for that check.
+      if (body.status.replicas === 0 && body.status.currentRevision !== current) verified.add(body.status.currentRevision);
+      current = body.status.currentRevision;
+      continue;
+    }
+    if (r.resource === 'statefulsets' && !r.subresource && e.user.username === CONTROLLER) {
+      const ops = Array.isArray(body) ? (body as Obj[]) : [];
+      const to = ops.find((o) => o.op === 'replace' && o.path === '/spec/updateStrategy/rollingUpdate/partition')?.value;
+      const from = ops.find((o) => o.op === 'test' && o.path === '/spec/updateStrategy/rollingUpdate/partition')?.value;
+      if (update && typeof to === 'number' && typeof from === 'number' && to < from) released.set(update, Math.min(released.get(update) ?? Infinity, to));
+      if (typeof to === 'number') grace = false;
+      const raw = Array.isArray(body) ? ops.find((o) => o.op === 'add' && o.path === `/metadata/annotations/${KEYS.status.replace('/', '~1')}`)?.value : body.metadata?.annotations?.[KEYS.status];
+      const st = typeof raw === 'string' ? (JSON.parse(raw) as Obj) : undefined;
+      if (st?.phase === 'Completed') verified.add(st.revision);
+      continue;
+    }
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
+      const rev = body.metadata.labels['controller-revision-hash'] as string;
+      const ordinal = Number(/-(\d+)$/.exec(body.metadata.name)?.[1]);
+      // Created before the first status write: the StatefulSet's first revision.
+      if (update === undefined) verified.add(rev);
+      if (grace) {
+        grace = false;
+        continue;
+      }
+      if (!verified.has(rev) && (released.get(rev) ?? Infinity) > ordinal) found.push(`${since(e.stageTimestamp)} pod ${body.metadata.name} created on revision ${rev}, which no partition step of the controller released for it and no finished rollout verified`);
+    }
+  }
+  return found;
+}

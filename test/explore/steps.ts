@@ -1,0 +1,185 @@
+// The user and cluster events of the exploration, each after `dt` ms of simulated time: plain data, so
+// that fast-check shrinks a failing sequence to a short one and a replay test is a literal array.
+import fc from 'fast-check';
+import { KEYS } from '../../src/annotations.js';
+import { annotationPatch, rolloutPatch } from '../../plugin/commands.js';
+import { readStatus } from '../../src/rollout/status.js';
+import { templateOf, USER, CONTROLLER, type World } from './world.js';
+
+/** Setup is the StatefulSet a run starts from: its size and gate policy (period 1 s, no initial delay). */
+export interface Setup {
+  replicas: number;
+  successThreshold: number;
+  inconclusiveLimit: number;
+  failureThreshold: number;
+  onFailure: 'halt' | 'rollback';
+}
+
+/** Step is one event after `dt` ms. */
+export type Step = { dt: number } & (
+  | { do: 'apply'; image: number } // kubectl apply of another image: a new template through the webhook
+  | { do: 'revert' } // kubectl rollout undo: the template before the current one
+  | { do: 'scale'; replicas: number; via?: 'spec' } // the scale subresource (no webhook), or the spec
+  | { do: 'pause' | 'resume' | 'abort' | 'retry' } // the plugin's patches
+  | { do: 'promote'; stale?: number; pause?: true } // the plugin's token as soon as it has one within dt (or at once the stale-th one before it), maybe with a pause in the same patch
+  | { do: 'gate'; result: 'pass' | 'fail' | 'inconclusive' | 'error' } // what every check returns from now on
+  | { do: 'policy'; key: 'success-threshold' | 'inconclusive-limit' | 'failure-threshold' | 'on-failure'; value: string }
+  | { do: 'crash'; pod: number; downMs: number } // a pod not ready, then ready again (a new Ready time)
+  | { do: 'deletePod'; pod: number } // kubectl delete pod
+  | { do: 'restart' } // the controller restarts: its memory is lost
+  | { do: 'oldStatus' } // a status written by an older controller between rollouts: the fields it does not know dropped
+  | { do: 'wait' }
+);
+
+/** annotationsOf is a setup's opt-in and gate annotations. */
+export function annotationsOf(s: Setup): Record<string, string> {
+  return {
+    [KEYS.enabled]: 'true',
+    [KEYS.query]: 'e2e_gate{name="db"} == 1',
+    [KEYS.successThreshold]: String(s.successThreshold),
+    [KEYS.periodSeconds]: '1',
+    [KEYS.initialDelaySeconds]: '0',
+    [KEYS.inconclusiveLimit]: String(s.inconclusiveLimit),
+    [KEYS.failureThreshold]: String(s.failureThreshold),
+    [KEYS.onFailure]: s.onFailure,
+  };
+}
+
+/** setupArb: sizes 1 to 4, thresholds 1 or 2, failures counted or not, halt or rollback. */
+export const setupArb: fc.Arbitrary<Setup> = fc.record({
+  replicas: fc.integer({ min: 1, max: 4 }),
+  successThreshold: fc.integer({ min: 1, max: 2 }),
+  inconclusiveLimit: fc.integer({ min: 1, max: 2 }),
+  failureThreshold: fc.integer({ min: 0, max: 2 }),
+  onFailure: fc.constantFrom('halt' as const, 'rollback' as const),
+});
+
+/**
+ * dtArb: mostly the time a pod, a check or a step takes, or long waits; sometimes under the 5 ms the
+ * controller takes to see a change (two writes before it acts, as one person's two quick commands).
+ */
+const dtArb = fc.oneof({ weight: 2, arbitrary: fc.integer({ min: 0, max: 4 }) }, { weight: 5, arbitrary: fc.integer({ min: 5, max: 3000 }) }, { weight: 3, arbitrary: fc.integer({ min: 3000, max: 20_000 }) });
+
+const eventArb: fc.Arbitrary<Omit<Step, 'dt'>> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ do: fc.constant('gate' as const), result: fc.constantFrom('pass' as const, 'pass' as const, 'fail' as const, 'inconclusive' as const, 'inconclusive' as const, 'error' as const) }) },
+  { weight: 3, arbitrary: fc.constant({ do: 'wait' as const }) },
+  { weight: 3, arbitrary: fc.record({ do: fc.constant('apply' as const), image: fc.integer({ min: 1, max: 3 }) }) },
+  { weight: 3, arbitrary: fc.record({ do: fc.constant('scale' as const), replicas: fc.integer({ min: 0, max: 4 }) }, { requiredKeys: ['do', 'replicas'] }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('scale' as const), replicas: fc.integer({ min: 0, max: 4 }), via: fc.constant('spec' as const) }) },
+  { weight: 3, arbitrary: fc.record({ do: fc.constant('promote' as const), stale: fc.integer({ min: 1, max: 2 }), pause: fc.constant(true as const) }, { requiredKeys: ['do'] }) },
+  { weight: 2, arbitrary: fc.constantFrom({ do: 'pause' as const }, { do: 'resume' as const }) },
+  { weight: 1, arbitrary: fc.constantFrom({ do: 'abort' as const }, { do: 'retry' as const }, { do: 'revert' as const }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('crash' as const), pod: fc.integer({ min: 0, max: 3 }), downMs: fc.integer({ min: 100, max: 5000 }) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('deletePod' as const), pod: fc.integer({ min: 0, max: 3 }) }) },
+  { weight: 1, arbitrary: fc.constantFrom({ do: 'restart' as const }, { do: 'oldStatus' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.record({ do: fc.constant('policy' as const), key: fc.constantFrom('success-threshold' as const, 'inconclusive-limit' as const, 'failure-threshold' as const), value: fc.constantFrom('0', '1', '2') }),
+      fc.record({ do: fc.constant('policy' as const), key: fc.constant('on-failure' as const), value: fc.constantFrom('halt', 'rollback') }),
+    ),
+  },
+);
+
+/** stepsArb: up to `max` events. */
+export function stepsArb(max: number): fc.Arbitrary<Step[]> {
+  return fc.array(fc.tuple(dtArb, eventArb).map(([dt, e]) => ({ dt, ...e }) as Step), { minLength: 1, maxLength: max, size: 'max' });
+}
+
+/** Hooks are what a step needs of the run beyond the world: the controller's restart. */
+export interface Hooks {
+  restart(): void;
+  crash(pod: number, downMs: number): void;
+}
+
+/** applyStep makes one event happen now; it returns what happened, for the trace. */
+export function applyStep(w: World, s: Step, hooks: Hooks, history: number[]): string {
+  const annotate = (annotations: Record<string, string | null>, user = USER) => w.patchStatefulSet(user, { metadata: { annotations } }).code;
+  const state = () => ({ name: 'db', annotations: w.sts.metadata.annotations as Record<string, string>, updateRevision: w.sts.status.updateRevision, currentRevision: w.sts.status.currentRevision });
+  switch (s.do) {
+    case 'apply': {
+      if (history.at(-1) === s.image) return 'apply: same image, no change';
+      const code = w.patchStatefulSet(USER, { spec: { template: templateOf(s.image) } }).code;
+      if (code === 200) history.push(s.image);
+      return `apply app:${s.image} (${code})`;
+    }
+    case 'revert': {
+      const before = history.at(-2);
+      if (before === undefined) return 'revert: no earlier template';
+      const code = w.patchStatefulSet(USER, { spec: { template: templateOf(before) } }).code;
+      if (code === 200) history.push(before);
+      return `revert to app:${before} (${code})`;
+    }
+    case 'scale':
+      if (s.via === 'spec') return `scale to ${s.replicas} through the spec (${w.patchStatefulSet(USER, { spec: { replicas: s.replicas } }).code})`;
+      w.scale(s.replicas);
+      return `scale to ${s.replicas}`;
+    case 'retry': {
+      // A documented limit, not explored: a retry removes the record of where the rollout started, so
+      // a revision Kubernetes already made current is taken as it is (docs/rollouts.md).
+      const st = readStatus(w.sts.metadata.annotations);
+      if (st?.previousRevision !== undefined && w.sts.status.currentRevision === w.sts.status.updateRevision) return 'retry skipped: the revision is already current (a documented limit)';
+      return `retry (${w.patchStatefulSet(USER, annotationPatch('retry')).code})`;
+    }
+    case 'pause':
+    case 'resume':
+      return `${s.do} (${w.patchStatefulSet(USER, annotationPatch(s.do)).code})`;
+    case 'abort':
+    case 'promote': {
+      let value: string | undefined;
+      if (s.do === 'promote' && s.stale) {
+        // The stale-th token the plugin wrote before the one it would write now.
+        const now = tokenOf(w);
+        value = w.tokens.filter((t) => t !== now).at(-s.stale);
+        if (value === undefined) return `promote with stale token ${s.stale}: none`;
+      } else {
+        try {
+          const patch = rolloutPatch(s.do, state()) as { metadata: { annotations: Record<string, string | null> } };
+          if (s.do === 'abort') return `abort (${annotate(patch.metadata.annotations)})`;
+          value = patch.metadata.annotations[KEYS.promote] ?? undefined;
+        } catch (err) {
+          return `${s.do} refused by the plugin: ${(err as Error).message}`;
+        }
+      }
+      return `promote ${value}${s.do === 'promote' && s.pause ? ' with a pause' : ''} (${annotate({ [KEYS.promote]: value ?? null, ...(s.do === 'promote' && s.pause ? { [KEYS.paused]: 'true' } : {}) })})`;
+    }
+    case 'gate':
+      w.setGate(s.result);
+      return `gate ${s.result}`;
+    case 'policy':
+      return `policy ${s.key}=${s.value} (${annotate({ [`phased-rollout.io/${s.key}`]: s.value })})`;
+    case 'crash':
+      hooks.crash(s.pod, s.downMs);
+      return `crash db-${s.pod} for ${s.downMs} ms`;
+    case 'deletePod':
+      return `delete db-${s.pod} (${w.deletePod(USER, s.pod, 200).code})`;
+    case 'restart':
+      hooks.restart();
+      return 'controller restarted (memory lost)';
+    case 'oldStatus': {
+      const raw = w.sts.metadata.annotations[KEYS.status];
+      if (!raw) return 'older controller: no status to write';
+      const st = JSON.parse(raw) as Record<string, unknown>;
+      // An earlier release reads this release's status as none: the docs ask to downgrade between
+      // rollouts, so it writes only when no rollout is on record.
+      if (st.previousRevision !== undefined) return 'older controller: not mid-rollout (downgrade between rollouts)';
+      // What an earlier release does not know (docs/analysis.md, "Upgrading and downgrading").
+      for (const k of ['history', 'reason', 'promoted', 'previousRevision', 'waitingToStart', 'hold', 'promotionRefused']) delete st[k];
+      if (st.gate === 'inconclusive') delete st.gate;
+      if (st.failureReason === 'ErrorLimit') delete st.failureReason;
+      return `older controller rewrote the status (${annotate({ [KEYS.status]: JSON.stringify(st) }, CONTROLLER)})`;
+    }
+    case 'wait':
+      return 'wait';
+  }
+}
+
+/** tokenOf is what `kubectl phased-rollout promote` would write now, if anything. */
+export function tokenOf(w: World): string | undefined {
+  try {
+    const patch = rolloutPatch('promote', { name: 'db', annotations: w.sts.metadata.annotations, updateRevision: w.sts.status.updateRevision, currentRevision: w.sts.status.currentRevision }) as { metadata: { annotations: Record<string, string> } };
+    return patch.metadata.annotations[KEYS.promote];
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,151 @@
+// The seeded exploration of issue 36 item 7 (test/explore/, docs/testing.md "Exploration"): random
+// sequences of user and cluster events through plan() on a simulated StatefulSet controller, every run
+// judged by the independent safety checker and the explorer's own invariant.
+//
+// PHASED_ROLLOUT_EXPLORE_MS sets the budget of the random part (8 s by default), PHASED_ROLLOUT_EXPLORE_SEED
+// its seed (a new one each run otherwise; it is printed). `npm run explore` runs longer.
+import { checkSafety } from '../support/safety-checker.js';
+import { explore, report } from '../explore/explore.js';
+import { runSequence } from '../explore/run.js';
+import type { Setup, Step } from '../explore/steps.js';
+import { CONTROLLER, T0 } from '../explore/world.js';
+
+const SETUP: Setup = { replicas: 3, successThreshold: 2, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'rollback' };
+const BUDGET_MS = Number(process.env.PHASED_ROLLOUT_EXPLORE_MS ?? 8000);
+const SEED = process.env.PHASED_ROLLOUT_EXPLORE_SEED !== undefined ? Number(process.env.PHASED_ROLLOUT_EXPLORE_SEED) : Math.floor(Math.random() * 2 ** 31);
+
+describe('the exploration driver', () => {
+  it('rolls a new revision to the end, every step gated, nothing found', () => {
+    const r = runSequence(SETUP, [{ dt: 0, do: 'apply', image: 2 }]);
+    expect(r.findings).toEqual([]);
+    expect(r.steps).toMatchObject({ gated: 3, promoted: 0 });
+    expect(r.trace.at(-1)).toContain('status Completed');
+  });
+
+  it('raises the partition on a scale-up mid-rollout and lowers over the same values again, nothing found', () => {
+    const r = runSequence(SETUP, [
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 1500, do: 'wait' },
+      { dt: 2000, do: 'scale', replicas: 4 },
+    ]);
+    expect(r.trace.join('\n')).toMatch(/partition \d -> 4/);
+    expect(r.findings).toEqual([]);
+    expect(r.steps.gated).toBeGreaterThanOrEqual(4);
+  });
+
+  it('takes the step of an inconclusive hold a user promoted, counted as promoted, nothing found', () => {
+    const r = runSequence(SETUP, [
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 3000, do: 'gate', result: 'inconclusive' },
+      { dt: 20_000, do: 'promote' },
+      { dt: 100, do: 'gate', result: 'pass' },
+    ]);
+    expect(r.findings).toEqual([]);
+    expect(r.steps.promoted).toBe(1);
+  });
+
+  it("judges its runs by the audit log and gate series (the checker fails a run whose gate never passed)", () => {
+    const r = runSequence(SETUP, [{ dt: 0, do: 'apply', image: 2 }]);
+    const failing = checkSafety(r.audit, [{ at: new Date(T0).toISOString(), name: 'db', value: '0' }], { controllerUser: CONTROLLER, lagMs: 1 });
+    expect(failing.violations.map((v) => v.why)).toEqual(expect.arrayContaining([expect.stringContaining('gate db was not passing'), expect.stringContaining('without a passing final check')]));
+  });
+});
+
+describe('the exploration', () => {
+  it(`finds nothing in ${BUDGET_MS / 1000} s of random sequences (seed printed)`, () => {
+    const e = explore({ seed: SEED, timeLimitMs: BUDGET_MS });
+    console.log(`exploration seed ${e.seed}: ${e.runs} runs in ${(e.ms / 1000).toFixed(1)} s (replay: PHASED_ROLLOUT_EXPLORE_SEED=${e.seed}, or npm run explore -- --seed ${e.seed})`);
+    if (e.failure) throw new Error(report(e));
+    expect(e.runs).toBeGreaterThan(10);
+  }, BUDGET_MS + 120_000);
+
+  // Minimal sequences the exploration found, replayed: each must find nothing. Paste new ones from
+  // `npm run explore` here (it prints them in this form).
+  it.each([
+    // Issue 36 item 2: a scale to 0 after the one pod's step, before its final check: the rollout ends
+    // Idle (Kubernetes made the new revision current with no pod left) and the final check never runs.
+    ['scale to 0 mid-rollout (item 2)', { replicas: 1, successThreshold: 2, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 1015, do: 'scale', replicas: 0 },
+    ]],
+    // Issue 36 item 1, pause: hold 1 promoted with a pause in the same patch; resumed, the next
+    // inconclusive check writes hold 2 with the same start, and the old promotion takes its step.
+    ['a promotion and a pause in one patch (item 1)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 5, do: 'gate', result: 'inconclusive' },
+      { dt: 3000, do: 'promote', pause: true },
+      { dt: 5, do: 'resume' },
+      { dt: 3000, do: 'wait' },
+    ]],
+    // Issue 36 item 1, pause: the plugin's token of hold 1 written while the user's pause is shown;
+    // resumed, hold 2 has the same start and the token takes its step.
+    ['a promotion written during a pause (item 1)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'gate', result: 'inconclusive' },
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 15, do: 'pause' },
+      { dt: 5, do: 'promote', stale: 1 },
+      { dt: 0, do: 'resume' },
+    ]],
+    // Issue 36 item 1, scale: hold at partition 3 promoted, then scaled 3 -> 0 -> 3 before the controller
+    // acts (it looked once, between, and waited for observedGeneration): pod 2, the one the hold judged,
+    // was replaced, and the promotion takes the step. Still open after the fix (513d039): the hold's
+    // replicas are compared, not the pods it judged.
+    ['a promotion outliving a scale (item 1, open)', { replicas: 3, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 5, do: 'gate', result: 'inconclusive' },
+      { dt: 3000, do: 'scale', replicas: 0 },
+      { dt: 3000, do: 'promote' },
+      { dt: 9, do: 'scale', replicas: 0 },
+      { dt: 1, do: 'scale', replicas: 3 },
+    ]],
+    // Open after the fixes of items 1 and 2 (they fail on the tree with those fixes, 513d039):
+    // a scale to 0 the controller sees before the StatefulSet controller has removed the pod (the
+    // current revision not flipped yet): the "final check" runs over no pod and the rollout of a
+    // revision no pod ever ran is Completed; the pods that come back run it unchecked.
+    ['Completed with no pod after a scale to 0 (open)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 5, do: 'scale', replicas: 0 },
+    ]],
+    // A new image applied at 0 replicas while paused: Kubernetes makes it current, the pod that comes
+    // back runs it, and once resumed the controller says Idle with no check (open).
+    ['an image applied at 0 while paused (open)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'scale', replicas: 0, via: 'spec' },
+      { dt: 5, do: 'pause' },
+      { dt: 195, do: 'apply', image: 2 },
+      { dt: 10, do: 'scale', replicas: 1, via: 'spec' },
+      { dt: 3000, do: 'resume' },
+    ]],
+    // Three writes before the StatefulSet controller sees any: a spec scale to 0, a new image (the
+    // webhook pins the partition to replicas, 0) and a scale to 1 through the scale subresource. The
+    // running pod is replaced by the new image with no check before; the controller never recorded 0
+    // replicas, so it raises nothing (open).
+    ['a new image pinned at 0 replicas, then a scale-up the StatefulSet controller sees first (open)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'apply', image: 2 },
+      { dt: 5, do: 'apply', image: 1 },
+      { dt: 3000, do: 'scale', replicas: 0, via: 'spec' },
+      { dt: 0, do: 'revert' },
+      { dt: 0, do: 'scale', replicas: 1 },
+    ]],
+    // app:3 rolled its one pod and was made current before its final check passed (the gate errs);
+    // undone to app:1 (a revert, right); app:3 applied again is then restored "to known-good revision"
+    // without a gate, as if the undo had been a rollout started from it (open, since 8a0bbd2).
+    ['an unverified revision applied again after an undo (open)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'apply', image: 3 },
+      { dt: 15, do: 'gate', result: 'error' },
+      { dt: 3000, do: 'apply', image: 1 },
+      { dt: 3000, do: 'apply', image: 3 },
+    ]],
+    // The checker took this rollback after the last step (at partition 2, after a scale to 0 and a
+    // spec scale-up) for a forward step of two pods; the planner was right.
+    ['an abort after a scale to 0 and back (checker, rollback at partition 2)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 0, do: 'pause' },
+      { dt: 5, do: 'scale', replicas: 0 },
+      { dt: 215, do: 'scale', replicas: 2, via: 'spec' },
+      { dt: 3000, do: 'abort' },
+    ]],
+  ] as [string, Setup, Step[]][])('replays %s: nothing found', (_kind, setup, steps) => {
+    const r = runSequence(setup, steps);
+    expect(r.findings).toEqual([]);
+  });
+});

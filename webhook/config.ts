@@ -21,6 +21,21 @@ export const webhookSchema = {
     kind: 'list',
     doc: 'deny a phased-rollout.io/prometheus-url outside these URL prefixes (same list as the controller\'s; empty: any)',
   },
+  'max-connections': {
+    kind: 'int',
+    default: '256',
+    doc: 'open HTTPS sockets at most; at the cap the longest-idle socket (no request in flight) is closed to make room for a new one',
+  },
+  'request-header-timeout': {
+    kind: 'duration',
+    default: '5s',
+    doc: 'close a connection whose request head is not complete this long after its TLS handshake (on a kept-alive connection: after the first byte of the request)',
+  },
+  'request-timeout': {
+    kind: 'duration',
+    default: '10s',
+    doc: 'answer 408 and close when a request, head and body, has not fully arrived this long after its first byte (the API server gives up after the webhook\'s timeoutSeconds anyway); at least --request-header-timeout',
+  },
   'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight requests before exiting' },
   'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
 } as const satisfies Schema;

@@ -22,6 +22,7 @@ async function main(): Promise<void> {
       controllerUsernames: c['controller-username'],
       allowedPrometheusUrls: c['allowed-prometheus-urls'],
       tlsPollIntervalMs: c['tls-poll-interval'],
+      limits: { maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'] },
       log,
     });
   } catch (err) {

@@ -7,7 +7,8 @@ import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { createRegistry, webhookMetrics } from '../src/runtime/metrics.js';
 import type { Logger } from '../src/runtime/logger.js';
 import { TlsReloader, type TlsPair } from '../src/runtime/tls-reloader.js';
-import { createApp } from './app.js';
+import { createApp, MAX_BODY_BYTES, MAX_IN_FLIGHT_BYTES } from './app.js';
+import { ConnectionGuard } from './connection-guard.js';
 
 /** WebhookServerOptions are what `startWebhook` needs; ports may be 0 for a free port. */
 export interface WebhookServerOptions {
@@ -19,6 +20,8 @@ export interface WebhookServerOptions {
   controllerUsernames: readonly string[];
   allowedPrometheusUrls?: readonly string[];
   tlsPollIntervalMs: number;
+  /** Defaults to DEFAULT_LIMITS. */
+  limits?: Partial<ConnectionLimits>;
   log: Logger;
 }
 
@@ -28,6 +31,7 @@ export interface WebhookServer {
   ops: HttpServer;
   readiness: Readiness;
   reloader: TlsReloader;
+  guard: ConnectionGuard;
   port: number;
   metricsPort: number;
   /** stop fails readiness, stops accepting, drains in-flight requests (closing idle keep-alives) and resolves. */
@@ -62,29 +66,49 @@ function close(server: Server | HttpServer, graceMs: number): Promise<void> {
 
 /** HANDSHAKE_TIMEOUT_MS bounds the TLS handshake. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
-/**
- * MAX_CONNECTIONS bounds open sockets. The API server keeps a small pool of keep-alive connections to
- * each webhook (a few per API server replica), so 256 is far above real use and far below what
- * exhausts file descriptors or memory (each TLS socket holds ~50 KB).
- */
-export const MAX_CONNECTIONS = 256;
+
+/** ConnectionLimits are the settings that bound what one client can hold of the HTTPS port. */
+export interface ConnectionLimits {
+  /** Open sockets; at the cap the longest-idle socket is closed for a new one (connection-guard.ts). */
+  maxConnections: number;
+  /** A request head must be complete this long after the handshake, or after its first byte on a kept-alive socket. */
+  headerTimeoutMs: number;
+  /** A whole request, head and body, must have arrived this long after its first byte. */
+  requestTimeoutMs: number;
+}
 
 /**
- * limitConnections sets the HTTP limits. The API server's webhook client times out after
- * timeoutSeconds (≤ 5 s here): a slow or stalled client must not hold a socket for long. A socket with
- * no traffic at all (TLS done, no request ever sent) is closed after 70 s, just above the 65 s
- * keep-alive that the API server's pooled connections rely on between reviews.
+ * DEFAULT_LIMITS. Sockets: the API server keeps a small pool of keep-alive connections to each webhook
+ * (a few per API server replica), so 256 is far above real use and far below what exhausts file
+ * descriptors or memory (each TLS socket holds ~50 KB). Times: the API server sends a review at once
+ * on a connection it opened and gives up after the webhook's timeoutSeconds (5 s in the manifests and
+ * the chart), so a head still incomplete after 5 s, or a request incomplete after 10 s, is answered to
+ * nobody and only holds a socket and memory.
+ */
+export const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 256, headerTimeoutMs: 5_000, requestTimeoutMs: 10_000 };
+
+/**
+ * CONNECTIONS_CHECK_MS is how often Node enforces the header and request timeouts. Its default of
+ * 30 s let a 10 s header timeout hold a silent socket for up to 40 s; a sweep of 256 sockets a second
+ * costs nothing.
+ */
+export const CONNECTIONS_CHECK_MS = 1_000;
+
+/**
+ * limitConnections sets the HTTP timeouts that are not server options. A kept-alive socket with no
+ * request is closed after 65 s (Node adds 1 s), just above the 65 s keep-alive that the API server's
+ * pooled connections rely on between reviews; a socket with no traffic at all after 70 s.
  */
 export function limitConnections(s: Server): void {
-  s.headersTimeout = 10_000;
-  s.requestTimeout = 30_000;
   s.keepAliveTimeout = 65_000;
   s.timeout = 70_000;
-  s.maxConnections = MAX_CONNECTIONS;
 }
 
 /** startWebhook loads the certificate (failing if it is broken), starts both servers and the reloader. */
 export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServer> {
+  const limits = { ...DEFAULT_LIMITS, ...o.limits };
+  // Node refuses the pair at createServer with a less helpful message.
+  if (limits.headerTimeoutMs > limits.requestTimeoutMs) throw new Error(`the request header timeout (${limits.headerTimeoutMs} ms) must not exceed the request timeout (${limits.requestTimeoutMs} ms)`);
   const registry = createRegistry();
   const metrics = webhookMetrics(registry);
   const readiness = new Readiness();
@@ -103,10 +127,25 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
     },
   });
   const initial = await reloader.load();
+  const guard = new ConnectionGuard({ maxConnections: limits.maxConnections, headerTimeoutMs: limits.headerTimeoutMs, bodyPoolBytes: MAX_IN_FLIGHT_BYTES, maxBodyBytes: MAX_BODY_BYTES }, o.log, registry);
   // handshakeTimeout: a TCP connection that never completes TLS is dropped after 10 s (Node's default
-  // is 120 s), so idle sockets cannot pile up before any HTTP limit applies.
-  https = createHttpsServer({ cert: initial.cert, key: initial.key, minVersion: TLS_MIN, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, app);
+  // is 120 s). headersTimeout counts from the end of the handshake on a new socket (Node attaches its
+  // HTTP parser then), so a socket that never sends a byte is closed by it too; on a kept-alive socket
+  // it counts from the first byte of the next request, and keepAliveTimeout covers the silence between.
+  https = createHttpsServer(
+    {
+      cert: initial.cert,
+      key: initial.key,
+      minVersion: TLS_MIN,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      headersTimeout: limits.headerTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+    },
+    guard.handler(app),
+  );
   limitConnections(https);
+  guard.attach(https);
   const ops = createOpsServer(registry, readiness);
 
   const port = await listen(https, o.port, o.bindAddress);
@@ -121,5 +160,5 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
     await close(https, graceMs);
     await close(ops, 1000);
   };
-  return { https, ops, readiness, reloader, port, metricsPort, stop };
+  return { https, ops, readiness, reloader, guard, port, metricsPort, stop };
 }

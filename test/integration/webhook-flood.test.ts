@@ -1,17 +1,17 @@
 // The built webhook under the loads one tenant pod can put on it at once (issue 36, item 5): 300 silent
 // TLS connections re-opened every 250 ms, bodies of 8 MiB - 1 byte that never finish, and the 8 MiB JSON
-// bombs of webhook-process.test.ts. Meanwhile an AdmissionReview arrives once a second on a fresh
-// connection, as from an API server; with failurePolicy: Fail each one that is not answered in time
-// is a change to an opted-in StatefulSet refused. One test of about 65 s.
+// bombs of webhook-process.test.ts, from a process of their own (bench/admission-flood.ts), as from
+// another pod. Meanwhile an AdmissionReview arrives once a second on a fresh connection, as from an API
+// server; with failurePolicy: Fail each one that is not answered in time is a change to an opted-in
+// StatefulSet refused. One test of about 65 s.
 import { jest } from '@jest/globals';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bombRounds, idleFlood, unfinishedBodies, type FloodTarget } from '../support/admission-flood.js';
 import { loopbackPair } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
-import { freePort, shipped, start } from '../support/process.js';
+import { distEntry, freePort, shipped, start, type Child } from '../support/process.js';
 import { review, statefulSet } from '../support/statefulset.js';
 
 jest.setTimeout(120_000);
@@ -28,7 +28,13 @@ interface Outcome {
   allowed: boolean;
 }
 
-function admit(t: FloodTarget, uid: string): Promise<Outcome> {
+/** Where the reviews go: the webhook's port and the CA that signed its certificate. */
+interface Target {
+  port: number;
+  ca: string;
+}
+
+function admit(t: Target, uid: string): Promise<Outcome> {
   const body = JSON.stringify(review('CREATE', statefulSet('db'), undefined, uid));
   const t0 = performance.now();
   return new Promise((res) => {
@@ -70,8 +76,10 @@ describe('phased-rollout-webhook under a flood from one pod', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pr-flood-'));
   const cert = join(dir, 'tls.crt');
   const key = join(dir, 'tls.key');
+  const caFile = join(dir, 'ca.crt');
   writeFileSync(cert, serving.cert);
   writeFileSync(key, serving.key);
+  writeFileSync(caFile, ca.cert);
 
   it('answers at least 99% of reviews sent once a second for 60 s with 200 within 1 s, while idle sockets, unfinished 8 MiB bodies and JSON bombs arrive at once', async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
@@ -79,17 +87,13 @@ describe('phased-rollout-webhook under a flood from one pod', () => {
     const child = start(shipped('webhook'), ['--port', String(port), '--tls-cert-file', cert, '--tls-key-file', key, '--metrics-port', String(metricsPort), '--bind-address', '127.0.0.1', '--log-level', 'error'], {
       NODE_OPTIONS: '--max-old-space-size=128',
     });
-    const t: FloodTarget = { port, ca: ca.cert };
-    const floods: { stop: () => void }[] = [];
+    const t: Target = { port, ca: ca.cert };
+    let flood: Child | undefined;
     try {
       await eventually(async () => expect((await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status).toBe(200), 15_000, 100);
-      const forMs = REVIEWS * 1000 + 3000;
-      // Bounded: each stops by itself after forMs, and none opens more than maxOpens sockets.
-      const idle = idleFlood(t, { sockets: 300, reopenEveryMs: 250, forMs, maxOpens: 100_000 });
-      const bodies = unfinishedBodies(t, { sockets: 6, reopenEveryMs: 250, forMs, maxOpens: 5_000, declared: 8 * 1024 * 1024 - 1 });
-      floods.push(idle, bodies);
-      const bombing = bombRounds(t, { rounds: 6, everyMs: 10_000, forMs });
-      // Let the floods take hold before the first review.
+      // Bounded: the flood stops by itself after --for (and opens a bounded number of sockets).
+      flood = start(distEntry('bench/admission-flood.js'), ['--port', String(port), '--ca', caFile, '--for', `${REVIEWS + 3}s`, '--idle', '300', '--bodies', '6', '--bomb-rounds', '6']);
+      // Let the flood take hold before the first review.
       await new Promise((r) => setTimeout(r, 2000));
 
       const t0 = Date.now();
@@ -100,9 +104,8 @@ describe('phased-rollout-webhook under a flood from one pod', () => {
         pending.push(admit(t, `uid-${i}`));
       }
       const outcomes = await Promise.all(pending);
-      idle.stop();
-      bodies.stop();
-      const [idleStats, bodyStats, bombStatuses] = await Promise.all([idle.done, bodies.done, bombing]);
+      flood.proc.kill('SIGTERM');
+      expect((await flood.exited).code).toBe(0);
 
       const good = outcomes.filter((o) => o.status === 200 && o.allowed && o.ms <= 1000).length;
       const ms = outcomes.map((o) => o.ms).sort((a, b) => a - b);
@@ -111,9 +114,8 @@ describe('phased-rollout-webhook under a flood from one pod', () => {
         outcomes: summary(outcomes),
         p50Ms: Math.round(ms[Math.floor(REVIEWS / 2)] ?? 0),
         maxMs: Math.round(ms[REVIEWS - 1] ?? 0),
-        idleFlood: idleStats,
-        unfinishedBodies: bodyStats,
-        bombStatuses: summary(bombStatuses.map((status) => ({ status, ms: 0, allowed: false }))),
+        flood: flood.lines()[0],
+        shed: (await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text()).split('\n').filter((l) => l.startsWith('phased_rollout_webhook_shed_total')),
       };
       process.stdout.write(`webhook flood: ${JSON.stringify(report)}\n`);
       expect(good / REVIEWS).toBeGreaterThanOrEqual(0.99);
@@ -121,7 +123,8 @@ describe('phased-rollout-webhook under a flood from one pod', () => {
       // Afterwards it still serves, and shuts down cleanly.
       expect((await admit(t, 'uid-after')).status).toBe(200);
     } finally {
-      for (const f of floods) f.stop();
+      flood?.proc.kill('SIGTERM');
+      await flood?.exited;
       child.proc.kill('SIGTERM');
       const { code } = await child.exited;
       expect(code).toBe(0);

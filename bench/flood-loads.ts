@@ -1,7 +1,8 @@
 // Loads that one tenant pod could put on the webhook port: silent TLS connections, bodies that never
-// finish, JSON bombs. Every loop is bounded in time and in count, stops by itself, and resolves only
-// once each of its sockets has closed.
+// finish, JSON bombs (bench/admission-flood.ts runs them). Every loop is bounded in time and in count,
+// stops by itself, and resolves only once each of its sockets has closed.
 import { request } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type TLSSocket } from 'node:tls';
 
 /** FloodTarget is where a load goes: the webhook's HTTPS port on 127.0.0.1 and the CA that signed it. */
@@ -105,11 +106,11 @@ export function unfinishedBodies(t: FloodTarget, o: LoopOptions & { declared: nu
   });
 }
 
-/** postRaw posts `body` to /mutate on a fresh connection; the status, or 0 on a socket error or after `timeoutMs`. */
-export function postRaw(t: FloodTarget, body: string, timeoutMs: number): Promise<number> {
+/** postRaw posts `body` to /mutate on a fresh connection; the status, or 0 on a socket error, after `timeoutMs` or when `signal` aborts. */
+export function postRaw(t: FloodTarget, body: string, timeoutMs: number, signal?: AbortSignal): Promise<number> {
   return new Promise((res) => {
     const req = request(
-      { host: '127.0.0.1', port: t.port, path: '/mutate', method: 'POST', ca: t.ca, agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      { host: '127.0.0.1', port: t.port, path: '/mutate', method: 'POST', ca: t.ca, agent: false, signal, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (r) => {
         r.resume();
         r.on('end', () => res(r.statusCode ?? 0));
@@ -128,16 +129,19 @@ export function bombs(): string[] {
   return [bomb, bomb, bomb, `{"pad":"${'x'.repeat(9 * 1024 * 1024)}"}`];
 }
 
-/** bombRounds posts the bombs together every `everyMs`, `rounds` times at most, within `forMs`; resolves with every status seen. */
-export async function bombRounds(t: FloodTarget, o: { rounds: number; everyMs: number; forMs: number }): Promise<number[]> {
+/**
+ * bombRounds posts the bombs together every `everyMs`, `rounds` times at most, within `forMs` or until
+ * `signal` aborts; resolves with every status seen.
+ */
+export async function bombRounds(t: FloodTarget, o: { rounds: number; everyMs: number; forMs: number; signal?: AbortSignal }): Promise<number[]> {
   const bodies = bombs();
   const statuses: number[] = [];
   const end = Date.now() + o.forMs;
-  for (let i = 0; i < o.rounds && Date.now() < end; i++) {
+  for (let i = 0; i < o.rounds && Date.now() < end && !o.signal?.aborted; i++) {
     const started = Date.now();
-    statuses.push(...(await Promise.all(bodies.map((b) => postRaw(t, b, Math.max(1000, end - Date.now()))))));
+    statuses.push(...(await Promise.all(bodies.map((b) => postRaw(t, b, Math.max(1000, end - Date.now()), o.signal)))));
     const wait = Math.min(o.everyMs - (Date.now() - started), end - Date.now());
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (wait > 0) await sleep(wait, undefined, { signal: o.signal }).catch(() => undefined);
   }
   return statuses;
 }

@@ -22,10 +22,11 @@ phase() { log "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%6.1fs", b-
 # policy, a new webhook rule) is what the next run tests, and registration.json, which tests apply to
 # put the registration back, is the current one.
 register() {
+  local KUBECONFIG=$state/kubeconfig; export KUBECONFIG
   "$1" kustomize manifests/base > "$state/manifests.yaml"
   "$1" create --dry-run=client -o json -f "$state/manifests.yaml" > "$state/manifests.json"
   "$2" hack/e2e-manifests.mjs "$state/manifests.json" "$3" "$4" > "$state/registration.json"
-  KUBECONFIG=$state/kubeconfig "$1" apply -f "$state/registration.json" > "$state/logs/registration.log"
+  "$1" apply -f "$state/registration.json" > "$state/logs/registration.log"
 }
 
 k8s_version=$(source hack/versions.env; echo "$KUBERNETES_VERSION")

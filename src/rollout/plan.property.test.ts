@@ -35,6 +35,13 @@ const observed = fc
     statusReplicas: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
     previous: fc.constantFrom(undefined, 'r0', 'r1'),
     failed: fc.constantFrom(undefined, undefined, 'r1', 'r2'),
+    /**
+     * An undo's record (unverifiedRevision): the revision it left, unverified. On a status of the update
+     * revision (its rollout, or another's, after the undo), or on the undo's own status (of `undoOf`).
+     */
+    unverified: fc.constantFrom(undefined, undefined, undefined, undefined, 'r1', 'r2'),
+    undoOf: fc.constantFrom(undefined, undefined, 'r0', 'r1', 'r2'),
+    undoPhase: fc.constantFrom('RollingBack', 'RollingBack', 'Paused'),
     /** MaxUnavailableStatefulSet: up to maxUnavailable pods at once, under either pod management policy. */
     parallel: fc.boolean(),
     maxUnavailable: fc.constantFrom(undefined, undefined, 2, 3),
@@ -62,6 +69,10 @@ const observed = fc
     if (o.status) {
       const st: Record<string, unknown> = { phase: o.status, revision: o.update, partition: o.partition, replicas: o.statusReplicas ?? o.replicas, updated: 0, message: '', since: '' };
       if (o.previous) st.previousRevision = o.previous;
+      if (o.unverified) st.unverifiedRevision = o.unverified;
+      // The undo's own status: of the revision it restores, nothing recorded behind it, the one it left
+      // still current (the record goes when it is no longer).
+      if (o.unverified && o.undoOf) Object.assign(st, { phase: o.undoPhase, revision: o.undoOf, previousRevision: undefined, unverifiedRevision: o.current ?? o.unverified });
       if (o.failed) Object.assign(st, { failedRevision: o.failed, failureReason: 'FailureThreshold' });
       annotations[KEYS.status] = JSON.stringify(st);
     }
@@ -120,9 +131,35 @@ function rollbackAfterLastStep(sts: StatefulSetView): boolean {
   return st?.phase === 'RollingBack' && st.failedRevision === sts.currentRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
 }
 
+/** statusOf reads the status annotation the generator wrote (readStatus checked nothing more for these). */
+function statusOf(sts: StatefulSetView): Record<string, unknown> | undefined {
+  const raw = sts.annotations[KEYS.status];
+  return raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
+}
+
+/**
+ * undoneTo: the status records an undo that left `revision` unverified (a revision the StatefulSet
+ * controller made current before any check passed, undone to where its rollout started): the revision
+ * that undo restores (the undo's own status is of it; a status of a revision applied meanwhile names it
+ * as where that one started). Never known-good itself: no revert to it, no rollback to it.
+ */
+function undoneTo(sts: StatefulSetView, revision: string | undefined): string | undefined {
+  const st = statusOf(sts);
+  return revision !== undefined && st?.unverifiedRevision === revision && st.revision !== revision ? ((st.previousRevision ?? st.revision) as string) : undefined;
+}
+
+/**
+ * undoing: an undo (kubectl rollout undo) going on: the update revision is the one the status says an
+ * undo of the current revision restores. A revert to known-good.
+ */
+function undoing(sts: StatefulSetView): boolean {
+  return sts.currentRevision !== sts.updateRevision && undoneTo(sts, sts.currentRevision) === sts.updateRevision;
+}
+
 /**
  * mayLower is the oracle: may plan() move the partition from `from` down to `to` on this input? Only
- * (a) a bypass or (b) a revert (both to 0, never while paused), or (c) one forward step earned by a
+ * (a) a bypass or (b) a revert (both to 0, never while paused; never to a revision the status names as
+ * left unverified by an undo), or (c) one forward step earned by a
  * full streak of passes for this revision held in memory, with every pod present, available, and
  * updated at or above the partition, going no further than the next pod still to roll (or, with
  * phased-rollout.io/steps, than the stage that covers it).
@@ -135,8 +172,9 @@ function mayLower(i: PlanInput, success: number, to: number): string | undefined
   if (sts.observedGeneration < sts.generation) return 'lowered while the status lags the spec';
   const byIndex = new Map(pods.filter((p) => p.index < sts.replicas).map((p) => [p.index, p]));
   const stale = [...byIndex.values()].some((p) => p.revision !== sts.updateRevision);
-  if (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision && stale) return to === 0 ? undefined : 'a revert goes to 0';
+  if (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision && stale && statusOf(sts)?.unverifiedRevision !== sts.updateRevision) return to === 0 ? undefined : 'a revert goes to 0';
   if (rollbackAfterLastStep(sts)) return to === 0 ? undefined : 'a rollback goes to 0';
+  if (undoing(sts)) return to === 0 ? undefined : 'an undo goes to 0';
   const m = i.memory;
   if (!m || m.revision !== sts.updateRevision || m.reverting) return 'lowered without a streak for this revision in memory';
   if (m.streak < success) return `lowered on a streak of ${m.streak} < ${success}`;
@@ -172,10 +210,13 @@ describe('plan() over generated states', () => {
             // A rollback only ever restores the known-good revision: the one the status of this revision
             // recorded as where the rollout started (after the last step, or when the current revision
             // was made current at 0 replicas and never verified), else the current one; never while paused.
+            // Never a revision an undo left unverified: then the revision that undo restores.
             if (a.type === 'restoreTemplate') {
               const st = JSON.parse(sts.annotations[KEYS.status] ?? '{}') as Record<string, unknown>;
               const recorded = st.revision === sts.updateRevision ? st.previousRevision : undefined;
-              if (sts.currentRevision === sts.updateRevision) expect(a.revision).toBe(recorded);
+              const undone = undoneTo(sts, sts.currentRevision);
+              if (undone !== undefined) expect(a.revision).toBe(undone);
+              else if (sts.currentRevision === sts.updateRevision) expect(a.revision).toBe(recorded);
               else expect([sts.currentRevision, recorded]).toContain(a.revision);
               expect(sts.annotations[KEYS.paused]).not.toBe('true');
             }
@@ -253,7 +294,7 @@ describe('plan() over generated states', () => {
       fc.property(observed, ({ sts, pods }) => {
         const r = plan({ sts, pods, nowMs: T0, defaultPrometheusUrl: 'http://prom:9090' });
         const lowered = r.actions.filter((a) => a.type === 'setPartition' && a.to < a.from);
-        const revertOrBypass = sts.annotations[KEYS.standardRollingUpdate] === 'true' || (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision) || rollbackAfterLastStep(sts);
+        const revertOrBypass = sts.annotations[KEYS.standardRollingUpdate] === 'true' || (sts.currentRevision !== undefined && sts.currentRevision === sts.updateRevision && statusOf(sts)?.unverifiedRevision !== sts.updateRevision) || rollbackAfterLastStep(sts) || undoing(sts);
         if (!revertOrBypass) expect(lowered).toEqual([]);
       }),
       { numRuns: RUNS },

@@ -1556,3 +1556,147 @@ describe('plan: sequences the exploration found after the first fixes', () => {
     expect(events(r)).toContain('PromotionRefused');
   });
 });
+
+describe('plan: a revision an undo left unverified, applied again', () => {
+  // `new` rolled every pod and the StatefulSet controller made it current before its final check passed;
+  // then undone to `old`, where that rollout started (returningToStart: a revert, no gate). Applied again
+  // before the revert is done, `new` is still current with pods back on `old` below the pinned partition,
+  // where the StatefulSet controller never replaces them: a rollout from `old`, gated like any.
+  const ann = { ...FAST, [KEYS.successThreshold]: '1', [KEYS.failureThreshold]: '1', [KEYS.onFailure]: 'rollback' };
+  const unfinished: Partial<RolloutStatus> = { phase: 'Checking', revision: 'new', partition: 0, previousRevision: 'old' };
+  const reverting: Partial<RolloutStatus> = { phase: 'RollingBack', revision: 'old', partition: 0, unverifiedRevision: 'new' };
+  const revertMemory: Memory = { step: 'old@revert', revision: 'old', seenAtMs: T0 - 1000, streak: 0, failures: 0, reverting: true };
+
+  it('the undo records the revision it leaves unverified and restores without a gate until the StatefulSet controller makes the start current', () => {
+    const first = plan(input(sts({ ann, partition: 3, updateRevision: 'old', currentRevision: 'new', status: unfinished }), pods(['new', 'new', 'new'])));
+    expect(first.phase).toBe('RollingBack');
+    expect(first.check).toBeUndefined();
+    expect(partitionMoves(first)).toEqual([0]);
+    expect(statusOf(first)).toMatchObject({ phase: 'RollingBack', revision: 'old', unverifiedRevision: 'new' });
+    expect(statusOf(first)?.previousRevision).toBeUndefined();
+    // Looked at again, remembered or after a restart: still the revert, never a gated rollout of `old`.
+    for (const memory of [first.memory, undefined]) {
+      for (const [partition, revs] of [[0, ['new', 'new', 'old']], [0, ['old', 'old', 'old']], [3, ['new', 'old', 'old']]] as [number, string[]][]) {
+        const r = plan(input(sts({ ann, partition, updateRevision: 'old', currentRevision: 'new', status: statusOf(first) }), pods(revs), T0 + 1000, memory));
+        expect(r.phase).toBe('RollingBack');
+        expect(r.check).toBeUndefined();
+        expect(of(r, 'restoreTemplate')).toEqual([]);
+        expect(partitionMoves(r).every((to) => to === 0)).toBe(true);
+        expect(statusOf(r) ?? statusOf(first)).toMatchObject({ revision: 'old', unverifiedRevision: 'new' });
+      }
+    }
+    // Done: Idle, pinned again; the record goes with the revision it named (no longer current).
+    const done = plan(input(sts({ ann, partition: 0, updateRevision: 'old', currentRevision: 'old', status: statusOf(first) }), pods(['old', 'old', 'old']), T0 + 5000, first.memory));
+    expect(done.phase).toBe('Idle');
+    expect(partitionMoves(done)).toEqual([3]);
+    expect(statusOf(done)?.unverifiedRevision).toBeUndefined();
+  });
+
+  it.each<[string, string[], Memory | undefined]>([
+    ['every pod restored, the revert remembered', ['old', 'old', 'old'], revertMemory],
+    ['every pod restored, after a restart', ['old', 'old', 'old'], undefined],
+    ['one pod restored so far', ['new', 'new', 'old'], revertMemory],
+    ['one pod restored so far, after a restart', ['new', 'new', 'old'], undefined],
+  ])('applied again before the revert is done (%s): a gated rollout from the restored revision, never a revert, never Idle', (_, revs, memory) => {
+    const r = plan(input(sts({ ann, partition: 3, updateRevision: 'new', currentRevision: 'new', status: reverting }), pods(revs), T0, memory));
+    expect(['RollingBack', 'Idle', 'Completed']).not.toContain(r.phase);
+    expect(r.check).toBeDefined();
+    expect(partitionMoves(r)).toEqual([]);
+    expect(r.memory?.reverting).toBeUndefined();
+    expect(statusOf(r)).toMatchObject({ revision: 'new', previousRevision: 'old', unverifiedRevision: 'new' });
+  });
+
+  it('then every step is gated, and the final check at partition 0 runs before Completed', () => {
+    let status: Partial<RolloutStatus> = reverting;
+    let memory: Memory | undefined = revertMemory;
+    let now = T0;
+    const on = (partition: number) => pods([0, 1, 2].map((i) => (i >= partition ? 'new' : 'old')));
+    for (const partition of [3, 2, 1]) {
+      const s = sts({ ann, partition, updateRevision: 'new', currentRevision: 'new', status });
+      const waiting = plan(input(s, on(partition), now, memory));
+      expect(partitionMoves(waiting)).toEqual([]);
+      const r = runChecks(input(s, on(partition), now, memory), ['pass']);
+      expect(partitionMoves(r.r)).toEqual([partition - 1]);
+      expect(events(r.r)).toContain('PartitionLowered');
+      status = statusOf(r.r)!;
+      memory = r.memory;
+      now = r.now + 2000;
+    }
+    const final = sts({ ann, partition: 0, updateRevision: 'new', currentRevision: 'new', status });
+    const checking = plan(input(final, on(0), now, memory));
+    expect(checking.phase).not.toBe('Completed');
+    expect(checking.check).toBeDefined();
+    const done = runChecks(input(final, on(0), now, memory), ['pass']).r;
+    expect(done.phase).toBe('Completed');
+    expect(partitionMoves(done)).toEqual([3]);
+    expect(statusOf(done)?.unverifiedRevision).toBeUndefined();
+  });
+
+  it('a failing gate rolls back to the restored revision, never to the unverified one', () => {
+    const r = runChecks(input(sts({ ann, partition: 3, updateRevision: 'new', currentRevision: 'new', status: reverting }), pods(['old', 'old', 'old'])), ['fail']).r;
+    expect(of(r, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
+  });
+
+  it('a restored pod below the partition, not ready, is waited for: neither a lagging cache nor stranded (deleted, it would come back on the unverified revision)', () => {
+    const r = plan(input(sts({ ann, partition: 3, updateRevision: 'new', currentRevision: 'new', status: reverting }), pods(['old!', 'old', 'old'])));
+    expect(r.phase).toBe('WaitingForPods');
+    expect(statusOf(r)?.message).toContain('db-0 to become ready');
+    expect(of(r, 'deletePod')).toEqual([]);
+  });
+
+  it('applied again once the StatefulSet controller has made the start current: an ordinary gated rollout from it', () => {
+    const r = plan(input(sts({ ann, partition: 3, updateRevision: 'new', currentRevision: 'old', status: reverting }), pods(['old', 'old', 'old'])));
+    expect(r.check).toBeDefined();
+    expect(partitionMoves(r)).toEqual([]);
+    expect(statusOf(r)).toMatchObject({ revision: 'new', previousRevision: 'old' });
+    expect(statusOf(r)?.unverifiedRevision).toBeUndefined();
+  });
+
+  it('an undo first seen while paused is recorded too: resumed, it is a revert; the revision it left, applied again, a gated rollout', () => {
+    // `new` applied while paused, made current at 0 replicas, its pods back on it; then undone to `old`.
+    const paused = { ...ann, [KEYS.paused]: 'true' };
+    const heldNew: Partial<RolloutStatus> = { phase: 'Paused', revision: 'new', partition: 2, replicas: 2, previousRevision: 'old' };
+    const undo = plan(input(sts({ ann: paused, replicas: 2, partition: 2, updateRevision: 'old', currentRevision: 'new', status: heldNew }), pods(['new', 'new'])));
+    expect(partitionMoves(undo)).toEqual([]);
+    expect(statusOf(undo)).toMatchObject({ phase: 'Paused', revision: 'old', unverifiedRevision: 'new' });
+    expect(statusOf(undo)?.previousRevision).toBeUndefined();
+    const resumed = plan(input(sts({ ann, replicas: 2, partition: 2, updateRevision: 'old', currentRevision: 'new', status: statusOf(undo) }), pods(['new', 'new'])));
+    expect(resumed.phase).toBe('RollingBack');
+    expect(resumed.check).toBeUndefined();
+    expect(partitionMoves(resumed)).toEqual([0]);
+    // `new` applied again once the undo restored a pod: a gated rollout from `old`, never a revert to `new`.
+    const again = sts({ ann, replicas: 2, partition: 2, updateRevision: 'new', currentRevision: 'new', status: statusOf(resumed) });
+    const r = plan(input(again, pods(['new', 'old'])));
+    expect(r.phase).not.toBe('RollingBack');
+    expect(partitionMoves(r)).toEqual([]);
+    expect(statusOf(r)).toMatchObject({ revision: 'new', previousRevision: 'old', unverifiedRevision: 'new' });
+    expect(partitionMoves(runChecks(input(again, pods(['new', 'old'])), ['pass']).r)).toEqual([1]);
+    // Applied again while still paused: the same once resumed.
+    const pausedAgain = plan(input(sts({ ann: paused, replicas: 2, partition: 2, updateRevision: 'new', currentRevision: 'new', status: statusOf(undo) }), pods(['new', 'new'])));
+    expect(statusOf(pausedAgain)).toMatchObject({ phase: 'Paused', revision: 'new', previousRevision: 'old', unverifiedRevision: 'new' });
+    const later = plan(input(sts({ ann, replicas: 2, partition: 2, updateRevision: 'new', currentRevision: 'new', status: statusOf(pausedAgain) }), pods(['new', 'new'])));
+    expect(['RollingBack', 'Idle', 'Completed']).not.toContain(later.phase);
+    expect(later.check).toBeDefined();
+  });
+
+  it('another revision applied while the revert runs rolls from the restored revision: a rollback returns there, no pod is deleted to come back on the unverified one', () => {
+    const s = sts({ ann, partition: 3, updateRevision: 'newer', currentRevision: 'new', status: reverting });
+    const first = plan(input(s, pods(['old', 'old', 'old'])));
+    expect(statusOf(first)).toMatchObject({ revision: 'newer', previousRevision: 'old', unverifiedRevision: 'new' });
+    // Looked at again (its own status carries the record), after a pause too: still its gated rollout.
+    for (const status of [statusOf(first)!, { ...statusOf(first)!, phase: 'Paused' as const }]) {
+      const again = plan(input(sts({ ann, partition: 3, updateRevision: 'newer', currentRevision: 'new', status }), pods(['old', 'old', 'old'])));
+      expect(again.phase).not.toBe('RollingBack');
+      expect(partitionMoves(again)).toEqual([]);
+      expect(statusOf(again) ?? status).toMatchObject({ revision: 'newer', previousRevision: 'old' });
+    }
+    // Undone to `old` in turn: a revert; `new` applied again instead: a gated rollout from `old`.
+    expect(plan(input(sts({ ann, partition: 3, updateRevision: 'old', currentRevision: 'new', status: statusOf(first) }), pods(['old', 'old', 'newer']))).phase).toBe('RollingBack');
+    const back = plan(input(sts({ ann, partition: 3, updateRevision: 'new', currentRevision: 'new', status: statusOf(first) }), pods(['old', 'old', 'newer'])));
+    expect(back.phase).not.toBe('RollingBack');
+    expect(statusOf(back)).toMatchObject({ revision: 'new', previousRevision: 'old' });
+    const failed = runChecks(input(s, pods(['old', 'old', 'old'])), ['fail']).r;
+    expect(of(failed, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
+    expect(of(plan(input(s, pods(['old!', 'old', 'old']))), 'deletePod')).toEqual([]);
+  });
+});

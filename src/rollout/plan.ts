@@ -9,7 +9,7 @@ import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
-import { growthRaise, pinnedReplicas, restoring, returningToStart, rollbackTarget, unfinishedRollout } from './revisions.js';
+import { growthRaise, laggingPod, pinnedReplicas, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout, unverifiedKept } from './revisions.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -74,6 +74,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   // The last rolled-back revision stays on record until the status is cleared (a retry).
   if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
   if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack' || phase === 'Invalid')) next.previousRevision = c.previous;
+  Object.assign(next, unverifiedKept(c.prev, sts.currentRevision, c.revision, phase)); // an undo's record (revisions.ts)
   // The last refused promotion of this revision, so that it is refused (and told) once.
   const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
   if (refused) next.promotionRefused = refused;
@@ -193,14 +194,14 @@ export function plan(input: PlanInput): PlanResult {
   // Revert: the target is the known-good current revision (or, for a rollback after the last step, the
   // revision the rollout started from), so there is no gate. Partition 0 lets the StatefulSet controller
   // restore every pod; a pod stuck not ready on another revision is deleted so OrderedReady cannot
-  // deadlock on it.
+  // deadlock on it. An undo to where an unfinished rollout started records the revision it leaves.
   const back = current !== revision && (restoring(sts, prev) || returningToStart(prev, current, revision));
   // The rollout of this very revision was going on: the StatefulSet controller made it current once
   // every pod ran it, and a pod still shown on another revision is the pod cache lagging behind the
   // StatefulSet's (chaos-groups caught it: a "revert" that skipped the final check). Not a revert: the
   // forward path waits for the pods, then verifies the last one.
-  // So is a rollout of it the status says is unfinished in any phase (queued, paused, waiting at 0).
-  const rollingThis = (prev?.revision === revision && (ROLLING.has(prev.phase) || unfinishedRollout(prev, revision) !== undefined)) || (input.memory?.revision === revision && input.memory.reverting !== true);
+  // So is one the status says is unfinished in any phase, or an undo left unverified (revisions.ts).
+  const rollingThis = rolloutOnRecord(prev, revision) || (input.memory?.revision === revision && input.memory.reverting !== true);
   if ((current === revision && stale.length > 0 && !rollingThis) || back) {
     delete c.previous;
     if (stale.length === 0) {
@@ -245,7 +246,7 @@ export function plan(input: PlanInput): PlanResult {
       c.previous = unfinished;
       if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${revision} unfinished: the pods that come back run it and are checked before it completes (from revision ${unfinished})`, { memory: undefined });
       // A pod shown on another revision is the pod cache lagging behind the StatefulSet's: wait for it.
-      const lagging = stale[0];
+      const lagging = laggingPod(stale, sts.partition, prev, revision);
       if (lagging) return finish(c, 'WaitingForPods', `waiting for pod ${lagging.name} to show revision ${revision}, which the StatefulSet controller made current`, { memory: input.memory, requeueAfterMs: 1000 });
     } else if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
@@ -267,9 +268,9 @@ export function plan(input: PlanInput): PlanResult {
   }
 
   // New revision mid-rollout: a pod below the partition on an abandoned revision that is not ready is
-  // deleted, and comes back on the current revision.
+  // deleted, and comes back on the current revision, if that is what a rollback returns to (verified).
   for (const p of byIndex.values()) {
-    if (p.index < sts.partition && p.revision !== revision && p.revision !== current && !p.ready && !p.deleting) {
+    if (previous === current && p.index < sts.partition && p.revision !== revision && p.revision !== current && !p.ready && !p.deleting) {
       c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'StrandedPodDeleted', message: `deleted not-ready pod ${p.name} on abandoned revision ${p.revision}; it returns on ${current}` });
     }
   }

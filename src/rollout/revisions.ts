@@ -1,20 +1,70 @@
 // Where a StatefulSet's revisions stand for the planner: the replicas a rollout was pinned for and the
-// partition raise a scale through the scale subresource needs, a rollback of ours being restored, and a
-// rollout left unfinished when the StatefulSet controller made its revision current. Pure.
-import type { Action, Memory, Phase, PlanInput, RolloutStatus } from './types.js';
+// partition raise a scale through the scale subresource needs, a rollback of ours being restored, a
+// rollout left unfinished when the StatefulSet controller made its revision current, and the revision
+// an undo of such a rollout left unverified. Pure.
+import { ROLLING } from './status.js';
+import type { Action, Memory, Phase, PlanInput, PodView, RolloutStatus } from './types.js';
 
 /** SETTLED phases speak of a revision that is done: verified, restored, taken as it is, or bypassed. */
 const SETTLED: ReadonlySet<Phase> = new Set<Phase>(['Idle', 'Completed', 'RolledBack', 'Bypassed']);
+
+/**
+ * undoTarget names the revision an undo restores that left `revision` unverified (returningToStart
+ * recorded it as the status's unverifiedRevision): the revision the undo's own status is of (it records
+ * nothing behind it), or, for a status of another revision applied meanwhile (the record carried on),
+ * the one that rollout started from, the undo's. Undefined when the status records no such undo of
+ * `revision`, or is of `revision` itself (applied again: its previousRevision says where it started).
+ */
+export function undoTarget(prev: RolloutStatus | undefined, revision: string | undefined): string | undefined {
+  return revision !== undefined && prev?.unverifiedRevision === revision && prev.revision !== revision ? (prev.previousRevision ?? prev.revision) : undefined;
+}
+
+/**
+ * unverifiedKept is the unverifiedRevision the next status (of `revision`, in `phase`) carries (none:
+ * `{}`): the current revision when `revision` is an undo of it (returningToStart), in whatever phase the
+ * undo is first seen (paused, say: resumed, it is a revert), or the one on record; while the revision it
+ * names is still the current one (nothing the StatefulSet controller did since has verified or replaced
+ * it) and the next status speaks of nothing settled.
+ */
+export function unverifiedKept(prev: RolloutStatus | undefined, current: string | undefined, revision: string, phase: Phase): Pick<RolloutStatus, 'unverifiedRevision'> {
+  const left = returningToStart(prev, current, revision) ? current : prev?.unverifiedRevision;
+  return left !== undefined && left === current && !SETTLED.has(phase) ? { unverifiedRevision: left } : {};
+}
+
+/**
+ * rolloutOnRecord: the status speaks of a rollout of this revision that is not done: rolling, or
+ * unfinished in any phase (queued, paused, waiting at 0), or left unverified by an undo (applied again,
+ * it is a rollout from the revision the undo restores). Never a revert to it.
+ */
+export function rolloutOnRecord(prev: RolloutStatus | undefined, revision: string): boolean {
+  if (prev?.unverifiedRevision === revision) return true;
+  return prev?.revision === revision && (ROLLING.has(prev.phase) || unfinishedRollout(prev, revision) !== undefined);
+}
+
+/**
+ * laggingPod is the first pod the cache shows on another revision than `revision`, which the
+ * StatefulSet controller made current (after the last step, or at 0 replicas): the pod cache lagging
+ * behind the StatefulSet's, to be waited for. Not a pod below the partition that an undo of this
+ * revision restored (the status names it as left unverified): the StatefulSet controller never replaces
+ * a pod below the partition, so a wait would be forever; the rollout steps it, gated.
+ */
+export function laggingPod(stale: readonly PodView[], partition: number, prev: RolloutStatus | undefined, revision: string): PodView | undefined {
+  return stale.find((p) => p.index >= partition || prev?.unverifiedRevision !== revision);
+}
 
 /**
  * unfinishedRollout names the revision a rollout started from when the update revision is current but
  * nobody verified it, as only a scale to 0 makes it (the StatefulSet controller finds no pod left to
  * update, kubernetes/kubernetes#121534), seen or not: the status speaks of this revision's rollout,
  * unfinished (its previousRevision), or of another revision's, settled (that revision) or unfinished
- * (where that one started). Undefined when there is nothing to verify: no status, a rollback being
- * restored, this revision settled, or no earlier revision on record.
+ * (where that one started), or of an undo that left this revision unverified (what the undo restores:
+ * applied again before the StatefulSet controller made that current, this revision is still current).
+ * Undefined when there is nothing to verify: no status, a rollback being restored, this revision
+ * settled, or no earlier revision on record.
  */
 export function unfinishedRollout(prev: RolloutStatus | undefined, revision: string): string | undefined {
+  const undone = undoTarget(prev, revision);
+  if (undone !== undefined) return undone;
   if (!prev || prev.phase === 'RollingBack') return undefined;
   // A status of another revision with nothing recorded behind it (a user's pause while idle) speaks of
   // the revision that was current then.
@@ -26,7 +76,7 @@ export function unfinishedRollout(prev: RolloutStatus | undefined, revision: str
  * rollbackTarget is what a rollback returns to: the revision recorded when this rollout began; before
  * that is written, the current revision, unless the current revision is itself an unfinished rollout's
  * (made current at 0 replicas, or after its last step before the final check), then the revision that
- * one started from.
+ * one started from, or one an undo left unverified, then the revision the undo restores: never it.
  */
 export function rollbackTarget(prev: RolloutStatus | undefined, current: string | undefined, revision: string): string | undefined {
   // Recorded when this rollout began (the current revision then, or where an unfinished one started).
@@ -35,6 +85,9 @@ export function rollbackTarget(prev: RolloutStatus | undefined, current: string 
   // The update revision current: what this status recorded, or, for a status of another revision, where
   // that one stood (made current at 0 replicas, paused or not).
   if (current === revision) return prev?.revision === revision ? recorded : unfinishedRollout(prev, revision);
+  // The current revision left unverified by an undo: what the undo restores (nothing, for the undo itself).
+  const undone = undoTarget(prev, current);
+  if (undone !== undefined) return undone !== revision ? undone : undefined;
   if (recorded !== undefined && recorded !== revision) return recorded;
   return (prev?.revision === current ? unfinishedRollout(prev, current) : undefined) ?? current;
 }
@@ -42,10 +95,14 @@ export function rollbackTarget(prev: RolloutStatus | undefined, current: string 
 /**
  * returningToStart: the update revision went back to where an unfinished rollout started, after the
  * StatefulSet controller made that rollout's revision current (kubectl rollout undo after the last step
- * or after a scale to 0): a revert to known-good, restored without a gate like any other.
+ * or after a scale to 0): a revert to known-good, restored without a gate like any other. Its status
+ * records the current revision as unverifiedRevision, so the undo stays one until the StatefulSet
+ * controller makes the restored revision current (the status is of it then, not of the one undone), and
+ * so is a return there from a revision applied meanwhile. Never back to a revision left unverified.
  */
 export function returningToStart(prev: RolloutStatus | undefined, current: string | undefined, revision: string): boolean {
-  return current !== undefined && current !== revision && prev?.revision === current && unfinishedRollout(prev, current) === revision;
+  if (current === undefined || current === revision || undoTarget(prev, revision) !== undefined) return false;
+  return undoTarget(prev, current) === revision || (prev?.revision === current && unfinishedRollout(prev, current) === revision);
 }
 
 /**

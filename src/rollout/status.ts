@@ -24,6 +24,7 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   failedRevision: isText,
   failureReason: (v) => typeof v === 'string' && FAILURE_REASONS.has(v),
   previousRevision: isText,
+  unverifiedRevision: isText,
   waitingToStart: (v) => typeof v === 'boolean',
   reason: (v) => v === 'Inconclusive',
   // A moment Date can show (a forged one must not make a message throw).
@@ -63,7 +64,7 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * step; the count of a repeated outcome is brought up to date by the next write.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.holdPods !== next.holdPods || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.unverifiedRevision !== next.unverifiedRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.holdPods !== next.holdPods || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

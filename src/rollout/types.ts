@@ -42,6 +42,13 @@ export interface RolloutStatus {
    * current before the final check has run; a rollback or an abort then returns here.
    */
   previousRevision?: string;
+  /**
+   * A revision the StatefulSet controller made current before any check verified it, that an undo to
+   * where its rollout started turned away from (src/rollout/revisions.ts, returningToStart). Kept while
+   * it is still the current revision and no rollout is settled: the undo goes on as a revert, and the
+   * revision applied again is a rollout from the one restored, gated, never a revert to it.
+   */
+  unverifiedRevision?: string;
   /** Queued behind another member of its group before its first step: a scale-up does not make it started. */
   waitingToStart?: boolean;
   /** Why a rollout is Paused when no user paused it: `Inconclusive` (inconclusive-limit checks in a row). */

@@ -127,13 +127,43 @@ describe('the exploration', () => {
       { dt: 0, do: 'scale', replicas: 1 },
     ]],
     // app:3 rolled its one pod and was made current before its final check passed (the gate errs);
-    // undone to app:1 (a revert, right); app:3 applied again is then restored "to known-good revision"
-    // without a gate, as if the undo had been a rollout started from it (open, since 8a0bbd2).
-    ['an unverified revision applied again after an undo (open)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+    // undone to app:1 (a revert, right); app:3 applied again was then restored "to known-good revision"
+    // without a gate, as if the undo had been a rollout started from it (open since 8a0bbd2). Fixed: the
+    // undo's status records app:3 as unverifiedRevision and stays a revert until app:1 is current;
+    // app:3 applied again, before or after, is a gated rollout from app:1 (src/rollout/revisions.ts).
+    ['an unverified revision applied again after an undo', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
       { dt: 5, do: 'apply', image: 3 },
       { dt: 15, do: 'gate', result: 'error' },
       { dt: 3000, do: 'apply', image: 1 },
       { dt: 3000, do: 'apply', image: 3 },
+    ]],
+    // Found by `npm run explore -- --runs 3000 --seed 2` after that fix: app:3 applied while paused and
+    // made current at 0 replicas, its pods back on it; undone to app:1 while still paused, so no revert
+    // recorded what it left: resumed, app:1 rolled gated "from app:3", and app:3 applied again was
+    // restored to "known-good" without a gate. Fixed: the undo is recorded in whatever phase it is first
+    // seen (resumed, it is a revert); app:3 applied again is a gated rollout from app:1.
+    ['an undo while paused, then the unverified revision applied again', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'pause' },
+      { dt: 0, do: 'apply', image: 3 },
+      { dt: 3000, do: 'scale', replicas: 0 },
+      { dt: 3000, do: 'scale', replicas: 2 },
+      { dt: 5, do: 'apply', image: 1 },
+      { dt: 1055, do: 'resume' },
+      { dt: 2185, do: 'gate', result: 'inconclusive' },
+      { dt: 1225, do: 'policy', key: 'success-threshold', value: '0' },
+      { dt: 0, do: 'apply', image: 3 },
+      { dt: 5, do: 'policy', key: 'on-failure', value: 'halt' },
+    ]],
+    // The undo's record carried on the status of a revision applied during the undo (here while paused)
+    // must not make that status look like the undo's own: resumed, app:3 is a gated rollout from app:1,
+    // never an ungated "revert" to itself (found by the exploration while the record was being added).
+    ['another revision applied during a paused undo', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 15, do: 'gate', result: 'fail' },
+      { dt: 3000, do: 'revert' },
+      { dt: 4, do: 'pause' },
+      { dt: 3000, do: 'apply', image: 3 },
+      { dt: 3000, do: 'resume' },
     ]],
     // The checker took this rollback after the last step (at partition 2, after a scale to 0 and a
     // spec scale-up) for a forward step of two pods; the planner was right.

@@ -198,8 +198,29 @@ describe('decide: one case per row of SPEC §3', () => {
     const up = req('UPDATE', sts({ replicas: 5, partition: 3 }), sts({ replicas: 3, partition: 3 }));
     expect(decide(up, opts)).toMatchObject({ type: 'patch', row: 10, warnings: [] });
     expect(strategyAfter(up, decide(up, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
+    // A scale-down keeps the partition where it was: a scale back up through the scale subresource
+    // (no webhook) then starts its pods on the current revision.
     const down = req('UPDATE', sts({ replicas: 1, partition: 3 }), sts({ replicas: 3, partition: 3 }));
-    expect(strategyAfter(down, decide(down, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 1 } });
+    expect(strategyAfter(down, decide(down, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    const templateAfter = req('UPDATE', sts({ replicas: 1, partition: 3, image: 'db:2' }), sts({ replicas: 1, partition: 3 }));
+    expect(strategyAfter(templateAfter, decide(templateAfter, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+  });
+
+  it('rows 8 and 10 never pin below the partition there was, nor at 0 below the old replicas (a scale through the scale subresource seen with the template starts its pods on the current revision)', () => {
+    const toZero = req('UPDATE', sts({ replicas: 0, partition: 3 }), sts({ replicas: 3, partition: 3 }));
+    expect(strategyAfter(toZero, decide(toZero, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    const templateAtZero = req('UPDATE', sts({ replicas: 0, partition: 3, image: 'db:2' }), sts({ replicas: 0, partition: 3 }));
+    expect(strategyAfter(templateAtZero, decide(templateAtZero, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    // Pinned at 0 by an earlier release: the old replicas count.
+    const both = req('UPDATE', sts({ replicas: 0, partition: 0, image: 'db:2' }), sts({ replicas: 2, partition: 0 }));
+    expect(strategyAfter(both, decide(both, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    // Our own pin seen again is no foreign edit; scaled up from 0 through the spec: the new size, or
+    // the partition there was if that is higher.
+    expect(decide(req('UPDATE', sts({ replicas: 0, partition: 3 }), sts({ replicas: 3, partition: 3 })), opts).type).not.toBe('deny');
+    const up = req('UPDATE', sts({ replicas: 2, partition: 3 }), sts({ replicas: 0, partition: 3 }));
+    expect(strategyAfter(up, decide(up, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
+    const upMore = req('UPDATE', sts({ replicas: 5, partition: 3 }), sts({ replicas: 0, partition: 3 }));
+    expect(strategyAfter(upMore, decide(upMore, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
   });
 
   it('row 10 (extended): scaling up mid-rollout pins to the new size so new pods start on the current revision (issue 11 item 8)', () => {

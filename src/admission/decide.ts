@@ -155,11 +155,21 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // Row 7: every new StatefulSet starts pinned.
   if (req.operation === 'CREATE' || !old) return pin(7, obj, replicas, [msg.pinnedOnCreate(replicas)]);
 
+  // A pin never goes below the partition there was: after a scale-down, a scale back up through the
+  // scale subresource (which no webhook sees) would otherwise create its pods at or above the lowered
+  // partition, on an unverified revision, before the controller could raise it. At 0 replicas the pin
+  // keeps the old replicas too (a partition of 0 holds nothing back): the pods of such a scale that the
+  // StatefulSet controller reads in the same sync as a new template start on the current revision.
+  // (Once it has seen 0 pods it makes the update revision current anyway; the controller then checks
+  // the pods that come back.) A partition above replicas holds every pod; the controller pins it back
+  // to replicas when a rollout completes.
+  const pinFor = (n: number): number => Math.max(n, partitionOf(old), n === 0 ? replicasOf(old) : 0);
+
   // Row 8: a new revision, a fresh opt-in, or the end of a bypass always starts pinned.
   const oldParsed = parseAnnotations(oldAnn);
   const newlyEnabled = readOptIn(oldAnn) !== 'on';
   const bypassEnded = oldParsed.ok && oldParsed.config?.standardRollingUpdate === true;
-  if (templateChanged || newlyEnabled || bypassEnded) return pin(8, obj, replicas, [msg.pinnedNewRevision(replicas)]);
+  if (templateChanged || newlyEnabled || bypassEnded) return pin(8, obj, pinFor(replicas), [msg.pinnedNewRevision(pinFor(replicas))]);
 
   // Row 9: the partition belongs to phased-rollout. A PUT (kubectl replace, helm upgrade --force, Argo
   // CD Replace=true) of a manifest without a partition arrives with 0, the API's default for the
@@ -172,13 +182,13 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   const oldReplicas = replicasOf(old);
   // What rows 10 pin a scale to: a request that already carries it is our own patch seen again (the
   // API server re-invokes the webhook after another one changed the object), not a foreign edit.
-  const scaleTarget = replicas !== oldReplicas && (oldPartition >= oldReplicas || replicas > oldReplicas) ? replicas : undefined;
+  const scaleTarget = replicas !== oldReplicas && (oldPartition >= oldReplicas || replicas > oldReplicas) ? pinFor(replicas) : undefined;
   const omitted = newPartition !== oldPartition && req.options?.kind === 'UpdateOptions' && newPartition === 0;
   if (newPartition !== oldPartition && !omitted && newPartition !== scaleTarget) return deny(9, 403, msg.partitionManaged(name, oldPartition));
   const kept = (partition: number) => (omitted ? [msg.partitionKept(partition)] : []);
 
   // Row 10: an idle StatefulSet scaled through its spec stays pinned at the new size.
-  if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, replicas, kept(replicas));
+  if (replicas !== oldReplicas && oldPartition >= oldReplicas) return pin(10, obj, pinFor(replicas), kept(pinFor(replicas)));
   // Row 10 (extended, issue 11): growing mid-rollout would start the new pods (all at or above the
   // partition) on the unverified revision; pinning to the new size starts them on the current one.
   if (replicas > oldReplicas) return pin(10, obj, replicas, [...kept(replicas), msg.scaledMidRollout(replicas)]);

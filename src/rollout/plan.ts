@@ -244,7 +244,7 @@ export function plan(input: PlanInput): PlanResult {
     const unfinished = restored ? undefined : unfinishedRollout(prev, revision);
     if (unfinished) {
       c.previous = unfinished;
-      if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${revision} unfinished: the pods that come back run it and are checked before it completes (from revision ${unfinished})`, { memory: undefined });
+      if (sts.replicas === 0) return waitAtZero(c);
       // A pod shown on another revision is the pod cache lagging behind the StatefulSet's: wait for it.
       const lagging = laggingPod(stale, sts.partition, prev, revision);
       if (lagging) return finish(c, 'WaitingForPods', `waiting for pod ${lagging.name} to show revision ${revision}, which the StatefulSet controller made current`, { memory: input.memory, requeueAfterMs: 1000 });
@@ -296,6 +296,15 @@ function fitStep(c: Ctx, cfg: RolloutConfig, p: number, to: number): { to: numbe
   const held = cfg.group ? groupHold(cfg.group, c.input.group ?? []) : undefined;
   if (held) return { hold: held };
   return cfg.respectPdb ? budgetTarget(c.input.sts, p, to, c.input.budgets ?? []) : { to };
+}
+
+/**
+ * waitAtZero holds a rollout scaled to 0: no pod to check, nothing proven. The memory goes (as with a
+ * pause), so time at 0 counts toward no deadline; the pods that come back are checked.
+ */
+function waitAtZero(c: Ctx): PlanResult {
+  const from = c.previous ? ` (from revision ${c.previous})` : '';
+  return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${c.revision} unfinished: the pods that come back run it and are checked before it completes${from}`, { memory: undefined });
 }
 
 /**
@@ -385,7 +394,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const p = Math.min(sts.partition, sts.replicas);
   // No pod: nothing to check, and nothing proven (a final check over no pod would complete a revision
   // no pod ran). Time at 0 counts toward no deadline; the pods that come back are checked.
-  if (sts.replicas === 0) return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${c.revision} unfinished: the pods that come back are checked before it goes on`, { memory: undefined });
+  if (sts.replicas === 0) return waitAtZero(c);
 
   // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
   let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);

@@ -1540,6 +1540,18 @@ describe('plan: sequences the exploration found after the first fixes', () => {
     expect(['Idle', 'Completed']).not.toContain(resumed.phase);
   });
 
+  it('Completed before the StatefulSet controller made the revision current, then scaled to 0: still verified, and an undo at 0 is a rollout to check', () => {
+    // The final check passed at partition 0 on every pod; the current revision had not flipped yet.
+    const done: Partial<RolloutStatus> = { phase: 'Completed', revision: 'new', partition: 0, replicas: 1 };
+    const zero = plan(input(sts({ ann, replicas: 0, partition: 0, status: done }), pods(['new'])));
+    expect(zero.phase).toBe('Completed');
+    expect(statusOf(zero)?.previousRevision).toBeUndefined();
+    // The StatefulSet controller makes it current with no pod left, then the old template comes back at 0:
+    // the old revision is no longer what the last verified rollout ran; its pods are checked when they come back.
+    const undo = plan(input(sts({ ann, replicas: 0, partition: 0, updateRevision: 'old', currentRevision: 'old', status: done }), []));
+    expect(statusOf(undo)).toMatchObject({ phase: 'WaitingForPods', revision: 'old', previousRevision: 'new' });
+  });
+
   it('a hold ends when a pod it judged is replaced (3 -> 0 -> 3 between two looks keeps the replicas, not the pods)', () => {
     const HELD = { ...FAST, 'phased-rollout.io/compare.errors': 'errors{rev="{{revision}}"}', 'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.2', [KEYS.inconclusiveLimit]: '1' };
     const p = pods(['old', 'old', 'new']);

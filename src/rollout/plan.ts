@@ -393,8 +393,10 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   const { sts, nowMs } = c.input;
   const p = Math.min(sts.partition, sts.replicas);
   // No pod: nothing to check, and nothing proven (a final check over no pod would complete a revision
-  // no pod ran). Time at 0 counts toward no deadline; the pods that come back are checked.
-  if (sts.replicas === 0) return waitAtZero(c);
+  // no pod ran). Time at 0 counts toward no deadline; the pods that come back are checked. Unless the
+  // final check passed already and only the StatefulSet controller had not yet made the revision
+  // current when the scale came: that rollout is verified, and stays Completed.
+  if (sts.replicas === 0) return c.prev?.phase === 'Completed' && c.prev.revision === c.revision ? finish(c, 'Completed', c.prev.message, { memory: undefined }) : waitAtZero(c);
 
   // The streak belongs to one step under one gate; a new step, revision or gate starts from zero.
   let m = stepMemory(c, `${c.revision}@${p}#${gateFingerprint(cfg, check)}`);

@@ -8,7 +8,7 @@ export type Verb = 'pause' | 'resume' | 'retry' | 'promote' | 'abort';
 
 export const VERBS: readonly Verb[] = ['pause', 'resume', 'retry', 'promote', 'abort'];
 
-const DONE: Record<Verb, string> = { pause: 'paused', resume: 'resumed', retry: 'gate restarted', promote: 'promoted', abort: 'rollback requested' };
+const DONE: Record<Verb, string> = { pause: 'paused', resume: 'resumed', retry: 'checks restarted', promote: 'promoted', abort: 'rollback requested' };
 
 /**
  * runAction applies a verb as the user (their kubeconfig): a merge patch of the StatefulSet's
@@ -17,7 +17,7 @@ const DONE: Record<Verb, string> = { pause: 'paused', resume: 'resumed', retry: 
  */
 export async function runAction(apps: AppsV1Api, namespace: string, name: string, verb: Verb): Promise<string> {
   let body: Record<string, unknown>;
-  if (verb === 'promote' || verb === 'abort') {
+  if (verb === 'promote' || verb === 'abort' || verb === 'retry') {
     const s = await apps.readNamespacedStatefulSet({ name, namespace });
     body = rolloutPatch(verb, { name, annotations: s.metadata?.annotations ?? {}, updateRevision: s.status?.updateRevision, currentRevision: s.status?.currentRevision });
   } else body = annotationPatch(verb);

@@ -42,11 +42,31 @@ describe('parseCommand', () => {
   ])('%j is refused', (argv, msg) => expect(() => parseCommand(argv as string[])).toThrow(msg));
 });
 
+describe('rolloutPatch: abort', () => {
+  it('refuses while a rollback to the known-good revision is under way, paused or not', () => {
+    for (const phase of ['RollingBack', 'Paused']) {
+      const annotations = { [KEYS.status]: JSON.stringify({ phase, revision: 'r1', partition: 0, replicas: 3, updated: 1, message: '', since: '', failedRevision: 'r2' }) };
+      expect(() => rolloutPatch('abort', { name: 'db', annotations, updateRevision: 'r1', currentRevision: 'r2' })).toThrow('statefulset.apps/db is rolling back to r1 from r2: nothing to abort');
+    }
+  });
+});
+
+describe('rolloutPatch: retry', () => {
+  const since = '2026-01-01T00:00:05.000Z';
+  const state = (status?: Record<string, unknown>) => ({ name: 'db', annotations: (status ? { [KEYS.status]: JSON.stringify({ revision: 'r2', partition: 2, replicas: 3, updated: 1, message: 'gate failed', since, ...status }) } : {}) as Record<string, string> });
+  it('names the Failed rollout and when it failed; leaves the status as it is', () => {
+    expect(rolloutPatch('retry', state({ phase: 'Failed' }))).toEqual({ metadata: { annotations: { [KEYS.retry]: `r2@${Date.parse(since)}` } } });
+  });
+  it.each([
+    ['no status', undefined, /has no Failed rollout nor inconclusive hold to retry \(phase unknown\)/],
+    ['a rollout that has not failed', { phase: 'Checking', message: 'gate 1/3' }, /has no Failed rollout nor inconclusive hold to retry \(phase Checking: gate 1\/3\)/],
+  ])('refuses %s', (_, status, want) => expect(() => rolloutPatch('retry', state(status))).toThrow(want));
+});
+
 describe('annotationPatch', () => {
   it('pauses, resumes and retries through annotations only', () => {
     expect(annotationPatch('pause')).toEqual({ metadata: { annotations: { [KEYS.paused]: 'true' } } });
     expect(annotationPatch('resume')).toEqual({ metadata: { annotations: { [KEYS.paused]: null } } });
-    expect(annotationPatch('retry')).toEqual({ metadata: { annotations: { [KEYS.status]: null } } });
   });
 });
 

@@ -1,6 +1,7 @@
 // The kubectl plugin's pure parts: argument parsing, the status table, and the patches each verb sends.
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
+import { retryToken } from '../src/rollout/retry.js';
 import type { GateHistory } from '../src/rollout/types.js';
 import { stripControls } from '../src/text.js';
 import { parseDuration } from '../src/runtime/config.js';
@@ -15,7 +16,7 @@ Commands:
                   -o json: one JSON object per StatefulSet, in an array (with -w: one array per change)
   pause NAME      hold the partition where it is (sets ${KEYS.paused}: "true")
   resume NAME     continue a paused rollout (removes ${KEYS.paused})
-  retry NAME      restart a Failed rollout's gate from zero (clears ${KEYS.status})
+  retry NAME      restart the checks of a Failed rollout or an inconclusive hold from zero (sets ${KEYS.retry})
   promote NAME    continue a rollout waiting at a "pause" of ${KEYS.steps}, or take the step of one
                   paused after inconclusive checks (sets ${KEYS.promote})
   abort NAME      roll the current rollout back to the known-good revision (sets ${KEYS.abort}; ends a pause)
@@ -116,9 +117,8 @@ export function parseCommand(argv: readonly string[]): Command {
 }
 
 /** annotationPatch is the merge patch a verb applies to the StatefulSet's annotations. */
-export function annotationPatch(verb: 'pause' | 'resume' | 'retry'): Record<string, unknown> {
-  const value = verb === 'pause' ? { [KEYS.paused]: 'true' } : verb === 'resume' ? { [KEYS.paused]: null } : { [KEYS.status]: null };
-  return { metadata: { annotations: value } };
+export function annotationPatch(verb: 'pause' | 'resume'): Record<string, unknown> {
+  return { metadata: { annotations: { [KEYS.paused]: verb === 'pause' ? 'true' : null } } };
 }
 
 /** RolloutState is what promote and abort read of the StatefulSet first. */
@@ -133,7 +133,15 @@ export interface RolloutState {
  * rolloutPatch is the merge patch of promote or abort, which name the revision (and step) they act on,
  * so a stale command never promotes or aborts a later rollout. Throws with what is wrong otherwise.
  */
-export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record<string, unknown> {
+export function rolloutPatch(verb: 'promote' | 'abort' | 'retry', s: RolloutState): Record<string, unknown> {
+  if (verb === 'retry') {
+    // The retry names this failure: never a later one, and the status (the record of where the rollout
+    // started) stays as it is (src/rollout/retry.ts).
+    const status = readStatus(s.annotations);
+    const token = retryToken(status);
+    if (!token) throw new Error(`statefulset.apps/${s.name} has no Failed rollout nor inconclusive hold to retry (phase ${status?.phase ?? 'unknown'}${status?.message ? `: ${status.message}` : ''})`);
+    return { metadata: { annotations: { [KEYS.retry]: token } } };
+  }
   if (verb === 'promote') {
     const status = readStatus(s.annotations);
     // Paused after inconclusive checks: the promotion names the partition whose step it lets go, and the
@@ -150,6 +158,10 @@ export function rolloutPatch(verb: 'promote' | 'abort', s: RolloutState): Record
   // After the last step the StatefulSet controller makes the new revision current before the final
   // check has run: the status's previousRevision says the rollout is unfinished and where abort returns.
   const status = readStatus(s.annotations);
+  // A rollback under way (paused or not) restores the known-good revision: nothing there to abort.
+  if (status?.failedRevision !== undefined && status.failedRevision === s.currentRevision && status.revision === s.updateRevision && (status.phase === 'RollingBack' || status.phase === 'Paused')) {
+    throw new Error(`statefulset.apps/${s.name} is rolling back to ${status.revision} from ${status.failedRevision}: nothing to abort`);
+  }
   const finalCheck = status !== undefined && status.revision === s.updateRevision && status.previousRevision !== undefined && status.previousRevision !== s.updateRevision;
   if (!s.updateRevision || (s.updateRevision === s.currentRevision && !finalCheck)) {
     throw new Error(`statefulset.apps/${s.name} has no rollout to abort (every pod is meant to run ${s.currentRevision ?? 'the current revision'})`);

@@ -23,6 +23,7 @@ export const KEYS = {
   steps: `${PREFIX}steps`,
   promote: `${PREFIX}promote`,
   abort: `${PREFIX}abort`,
+  retry: `${PREFIX}retry`,
   onFailure: `${PREFIX}on-failure`,
   progressDeadlineSeconds: `${PREFIX}progress-deadline-seconds`,
   notify: `${PREFIX}notify`,
@@ -130,6 +131,11 @@ export interface RolloutConfig {
   promote?: { revision: string; stage: number } | { revision: string; partition: number; hold: number };
   /** The revision a user asked to roll back (`kubectl phased-rollout abort`). */
   abort?: string;
+  /**
+   * The Failed rollout a user asked to start again (`kubectl phased-rollout retry`): its revision and when
+   * it failed (the status's `since`, in ms), so that a retry never restarts a later failure.
+   */
+  retry?: { revision: string; failedAt: number };
 }
 
 /** CompareTemplate is one comparison gate as written: its name, its PromQL with {{revision}}, its criteria. */
@@ -252,6 +258,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   const steps = parseSteps(a, problems);
   const promote = parsePromote(a, problems);
   const abort = parseRevision(a, KEYS.abort, problems);
+  const retry = parseRetry(a, problems);
   const onFailure = parseOnFailure(a, problems);
   const group = parseGroup(a, problems);
   rejectUnknownKeys(a, problems);
@@ -265,6 +272,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   if (steps !== undefined) config.steps = steps;
   if (promote !== undefined) config.promote = promote;
   if (abort !== undefined) config.abort = abort;
+  if (retry !== undefined) config.retry = retry;
   if (group !== undefined) config.group = group;
   return { optIn, ok: true, config };
 }
@@ -532,6 +540,18 @@ function parsePromote(a: Record<string, string | undefined>, problems: Problem[]
   const m = PROMOTE.exec(v);
   if (m) return m[4] !== undefined ? { revision: m[1] ?? '', stage: Number(m[4]) } : { revision: m[1] ?? '', partition: Number(m[5]), hold: Number(m[6]) };
   problems.push({ key: KEYS.promote, value: v, allowed: '<revision>/<step> or <revision>@<partition>@<hold>, as `kubectl phased-rollout promote` writes it' });
+  return undefined;
+}
+
+// A revision name, "@", and the failure's time in ms since the epoch.
+const RETRY = /^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)@([1-9][0-9]{0,14})$/;
+
+function parseRetry(a: Record<string, string | undefined>, problems: Problem[]): RolloutConfig['retry'] {
+  const v = a[KEYS.retry];
+  if (v === undefined) return undefined;
+  const m = RETRY.exec(v);
+  if (m) return { revision: m[1] ?? '', failedAt: Number(m[3]) };
+  problems.push({ key: KEYS.retry, value: v, allowed: '<revision>@<failed at>, as `kubectl phased-rollout retry` writes it' });
   return undefined;
 }
 

@@ -28,13 +28,13 @@ describe('decide() over generated requests', () => {
     );
   });
 
-  it('every patch applies cleanly to the object and touches only spec.updateStrategy', () => {
+  it('every patch applies cleanly to the object and touches only spec.updateStrategy, and the status annotation it keeps', () => {
     fc.assert(
       fc.property(request, (r) => {
         const d = decide(toRequest(r), opts);
         if (d.type !== 'patch') return;
         expect(d.patch.length).toBeGreaterThan(0);
-        for (const op of d.patch) expect(op.path.startsWith('/spec/updateStrategy')).toBe(true);
+        for (const op of d.patch) expect(op.path.startsWith('/spec/updateStrategy') || op.path === '/metadata/annotations/phased-rollout.io~1status').toBe(true);
         expect(() => patched(r.pair.object, d)).not.toThrow();
       }),
       { numRuns: RUNS },

@@ -255,17 +255,35 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(decide(req('CREATE', sts({ ann: evil })), opts)).toMatchObject({ type: 'patch', row: 7 });
   });
 
-  it('the status annotation is the controller\'s: edits and forged additions are denied 403, removal is allowed (issue 11 item 11)', () => {
+  it('the status annotation is the controller\'s: edits and forged additions are denied 403 (issue 11 item 11)', () => {
     const status = (phase: string) => ({ ...ON, [KEYS.status]: JSON.stringify({ phase }) });
     const edit = decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts);
     expect(edit).toMatchObject({ type: 'deny', row: ROW_STATUS, code: 403, message: expect.stringContaining('phased-rollout: annotation phased-rollout.io/status of StatefulSet prod/db is written by the phased-rollout controller only') });
     expect(decide(req('UPDATE', sts({ ann: status('Failed'), partition: 2 }), sts({ partition: 2 })), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS });
     expect(decide(req('CREATE', sts({ ann: status('Idle') })), opts)).toMatchObject({ type: 'deny', row: ROW_STATUS });
-    // Removal (a PUT of the manifest, or a retry) and an unchanged value pass.
-    expect(decide(req('UPDATE', sts({ partition: 2 }), sts({ ann: status('Failed'), partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
+    // An unchanged value passes.
     expect(decide(req('UPDATE', sts({ ann: { ...status('Checking'), [KEYS.paused]: 'true' }, partition: 2 }), sts({ ann: status('Checking'), partition: 2 })), opts)).toMatchObject({ type: 'allow', row: 11 });
     // The controller writes it.
     expect(decide(req('UPDATE', sts({ ann: status('Completed'), partition: 2 }), sts({ ann: status('Checking'), partition: 2 }), { userInfo: { username: CONTROLLER } }), opts)).toMatchObject({ type: 'allow', row: 3 });
+  });
+
+  it('a write that drops the status gets it back, with a warning: it is the record of where the rollout started (issue 36)', () => {
+    const st = JSON.stringify({ phase: 'Failed', revision: 'r2', previousRevision: 'r1', replicas: 3 });
+    const was = sts({ ann: { ...ON, [KEYS.status]: st }, partition: 2 });
+    const keptOp = { op: 'add', path: '/metadata/annotations/phased-rollout.io~1status', value: st };
+    // A user's removal (the retry of earlier releases).
+    const removed = decide(req('UPDATE', sts({ ann: ON, partition: 2 }), was), opts);
+    expect(removed).toMatchObject({ type: 'patch', row: 11, patch: [keptOp] });
+    expect(removed.type !== 'deny' && removed.warnings.join('\n')).toContain('phased-rollout: phased-rollout.io/status kept (the controller\'s record); to retry: kubectl phased-rollout retry');
+    // A PUT of a manifest with a new template (no status, no partition): the pin and the status both.
+    const bare = sts({ partition: 0, image: 'app:3' });
+    const put2 = decide(req('UPDATE', bare, was, { options: { kind: 'UpdateOptions' } }), opts);
+    expect(put2).toMatchObject({ type: 'patch', row: 8 });
+    expect(put2.type === 'patch' && put2.patch).toEqual(expect.arrayContaining([keptOp, expect.objectContaining({ path: '/spec/updateStrategy/rollingUpdate/partition', value: 3 })]));
+    // Opting out removes it (the controller would), the controller removes it, a denial stays a denial.
+    expect(decide(req('UPDATE', sts({ ann: { [KEYS.enabled]: 'false' }, partition: 2 }), was), opts)).toMatchObject({ type: 'allow', row: 2 });
+    expect(decide(req('UPDATE', sts({ ann: ON, partition: 2 }), was, { userInfo: { username: CONTROLLER } }), opts)).toMatchObject({ type: 'allow', row: 3 });
+    expect(decide(req('UPDATE', sts({ ann: ON, partition: 1 }), was), opts)).toMatchObject({ type: 'deny', row: 9 });
   });
 
   it('a status forged while opted out cannot be kept through an opt-in (security review item 7)', () => {

@@ -1,6 +1,6 @@
 // The decision table of SPEC §3 as one pure function: a request in, a Decision out. No I/O, no clock;
 // the HTTP shell turns the Decision into an AdmissionReview response.
-import type { Operation } from 'fast-json-patch';
+import fastJsonPatch, { type Operation } from 'fast-json-patch';
 import { KEYS, parseAnnotations, PREFIX, readOptIn } from '../annotations.js';
 import * as msg from './messages.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
@@ -18,6 +18,8 @@ import {
   strategyTypeOf,
   templateOf,
 } from './statefulset.js';
+
+const { compare } = fastJsonPatch;
 
 /** DecideOptions are the webhook settings the decision depends on. */
 export interface DecideOptions {
@@ -75,7 +77,7 @@ export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
   if (req.operation === 'UPDATE' && !old) return deny(ROW_SHAPE, 400, msg.malformedObject(name, 'request.oldObject is missing for UPDATE'));
 
   try {
-    return decideStatefulSet(req, obj, old, name, opts);
+    return keepStatus(decideStatefulSet(req, obj, old, name, opts), req, obj, old, opts);
   } catch (e) {
     if (e instanceof ShapeError) return deny(ROW_SHAPE, 400, msg.malformedObject(name, e.message));
     throw e;
@@ -96,6 +98,27 @@ function decideStatusWrite(req: AdmissionRequest, obj: KubeObject | undefined, o
   if (changed.length === 0) return allow(1);
   if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
   return deny(ROW_STATUS_SUBRESOURCE, 403, msg.annotationsThroughStatus(name, changed));
+}
+
+/**
+ * keepStatus puts the status annotation back when a user's write to an opted-in StatefulSet that stays
+ * opted in drops it (a PUT of a manifest: kubectl replace, Argo CD Replace=true; or a deliberate
+ * removal, the retry of earlier releases). It is the controller's record of where a rollout started and
+ * of the replicas it was pinned for: without it, a scale through the scale subresource or a template
+ * applied at 0 would start pods on an unverified revision. A retry names the failure instead
+ * (phased-rollout.io/retry). Opting out still removes it (row 2); a denial stays a denial.
+ */
+function keepStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions): Decision {
+  if (d.type === 'deny' || !old || d.row === 2 || d.row === 3 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return d;
+  const kept = annotationsOf(old)[KEYS.status];
+  const annotations = annotationsOf(obj);
+  if (kept === undefined || annotations[KEYS.status] !== undefined || readOptIn(annotationsOf(old)) !== 'on') return d;
+  // Mutate a copy and derive the operations: an object without annotations gets the whole map.
+  const meta = metadataOf(obj);
+  const before = { metadata: isObject(meta.annotations) ? { annotations: meta.annotations } : {} };
+  const ops = compare(before, { metadata: { annotations: { ...annotations, [KEYS.status]: kept } } });
+  const warnings = [...d.warnings, msg.statusKept()];
+  return { type: 'patch', row: d.row, patch: [...(d.type === 'patch' ? d.patch : []), ...ops], warnings };
 }
 
 /** changedKeys lists, sorted, the keys under `prefix` that were added, removed or given another value. */
@@ -122,10 +145,8 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // Row 3: the controller moves the partition itself.
   if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
 
-  // The status annotation is the controller's report. It never drives a step, but a forged one would
-  // mislead whoever reads it, so only the controller writes it. Removing it is allowed: a PUT of a
-  // manifest (kubectl replace, Argo CD Replace=true) drops it, and removal is how a Failed rollout is
-  // retried.
+  // The status annotation is the controller's report and its record of the rollout: only the controller
+  // writes it. A write that drops it gets it back (keepStatus, above).
   const newStatus = newAnn[KEYS.status];
   if (newStatus !== undefined && newStatus !== oldAnn[KEYS.status]) return deny(ROW_STATUS, 403, msg.statusManaged(name));
   // Opting in (a create, or enabled again) with a status already there: while opted out anyone could

@@ -52,7 +52,11 @@ export const scaledMidRollout = (partition: number): string =>
 
 /** statusManaged is the denial of an edit to the status annotation by anyone but the controller. */
 export const statusManaged = (obj: string): string =>
-  `phased-rollout: annotation ${KEYS.status} of StatefulSet ${obj} is written by the phased-rollout controller only; remove it from your manifest (deleting it is allowed: it retries a Failed rollout)`;
+  `phased-rollout: annotation ${KEYS.status} of StatefulSet ${obj} is written by the phased-rollout controller only; remove it from your manifest (a write without it keeps it; to retry a Failed rollout: kubectl phased-rollout retry)`;
+
+/** statusKept is the warning when a user's write dropped the status annotation and the webhook put it back. */
+export const statusKept = (): string =>
+  warning(`phased-rollout: ${KEYS.status} kept (the controller's record); to retry: kubectl phased-rollout retry`);
 
 /** statusOnOptIn is the denial of an opt-in that carries a status annotation the controller did not write. */
 export const statusOnOptIn = (obj: string): string =>

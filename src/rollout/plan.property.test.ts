@@ -123,12 +123,13 @@ const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'pass', 'fail'
 /**
  * rollbackAfterLastStep: the status says this controller is rolling back from the current revision
  * (made current by the StatefulSet controller after the last step) to the update revision, the one it
- * recorded as where the rollout started.
+ * recorded as where the rollout started; or that a user paused such a rollback (Paused keeps the failed
+ * revision: resumed, it is the same rollback).
  */
 function rollbackAfterLastStep(sts: StatefulSetView): boolean {
   const raw = sts.annotations[KEYS.status];
   const st = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
-  return st?.phase === 'RollingBack' && st.failedRevision === sts.currentRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
+  return (st?.phase === 'RollingBack' || (st?.phase === 'Paused' && st.reason === undefined && st.previousRevision === undefined)) && st.failedRevision === sts.currentRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
 }
 
 /** statusOf reads the status annotation the generator wrote (readStatus checked nothing more for these). */
@@ -258,7 +259,7 @@ describe('plan() over generated states', () => {
         const raw = sts.annotations[KEYS.status];
         const st = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
         const pinned = Math.min(typeof st?.replicas === 'number' ? st.replicas : Infinity, mem?.replicas ?? Infinity);
-        const rolling = sts.currentRevision !== undefined && sts.currentRevision !== sts.updateRevision && !mem?.reverting && st?.phase !== 'RollingBack';
+        const rolling = sts.currentRevision !== undefined && sts.currentRevision !== sts.updateRevision && !mem?.reverting && st?.phase !== 'RollingBack' && !rollbackAfterLastStep(sts);
         const bypass = sts.annotations[KEYS.standardRollingUpdate] === 'true';
         if (!rolling || bypass || !(sts.replicas > pinned) || sts.partition >= sts.replicas) return;
         const r = plan({ sts, pods, budgets, nowMs: T0, memory: mem as Memory | undefined, defaultPrometheusUrl: 'http://prom:9090' });

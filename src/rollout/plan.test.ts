@@ -1150,6 +1150,46 @@ describe('plan: safety review 2', () => {
       expect(statusOf(late)?.failureReason).toBe('ProgressDeadlineExceeded');
     });
 
+    it('paused by a user while restoring, then resumed (or aborted): still the rollback, without a gate, never back to the failed revision', () => {
+      const rolling = { phase: 'RollingBack' as const, revision: 'old', partition: 0, failedRevision: 'new', failureReason: 'FailureThreshold' as const };
+      const at = (ann: Record<string, string>, status: Partial<RolloutStatus>) => sts({ ann, partition: 0, updateRevision: 'old', currentRevision: 'new', status });
+      const paused = plan(input(at({ ...RB, [KEYS.paused]: 'true' }, rolling), pods(['new'], { start: 0 })));
+      expect(statusOf(paused)).toMatchObject({ phase: 'Paused', revision: 'old', failedRevision: 'new' });
+      // Nothing recorded behind the known-good revision: never the failed one.
+      expect(statusOf(paused)?.previousRevision).toBeUndefined();
+      // The pods restored, the StatefulSet controller makes `old` current while paused; resumed with an
+      // abort: nothing to roll back to (it was the failed revision before).
+      const restored = plan(input(sts({ ann: { ...RB, [KEYS.abort]: 'old' }, partition: 0, updateRevision: 'old', currentRevision: 'old', status: statusOf(paused) }), pods(['old', 'old', 'old'])));
+      expect(restoreOf(restored)).toEqual([]);
+      for (const ann of [RB, { ...RB, [KEYS.abort]: 'old' }]) {
+        const resumed = plan(input(at(ann, statusOf(paused)!), pods(['new', 'new', 'new'])));
+        expect(resumed.phase).toBe('RollingBack');
+        expect(resumed.check).toBeUndefined();
+        expect(restoreOf(resumed)).toEqual([]);
+      }
+    });
+
+    it('a revision applied over a rollback and held after inconclusive checks (its status keeps the failed revision) is no restore: never rolled without a gate', () => {
+      const held = { phase: 'Paused' as const, reason: 'Inconclusive' as const, revision: 'newer', partition: 3, replicas: 3, hold: T0, failedRevision: 'new', failureReason: 'Aborted' as const, previousRevision: 'old' };
+      for (const status of [held, { ...held, reason: undefined }]) {
+        const r = plan(input(sts({ ann: RB, partition: 3, updateRevision: 'newer', currentRevision: 'new', status }), pods(['new', 'new', 'new']), T0 + 1000));
+        expect(r.phase).not.toBe('RollingBack');
+        expect(partitionMoves(r)).toEqual([]);
+      }
+    });
+
+    it('another revision applied at 0 over an abort (made current with no pod): a rollout from the revision the rollback was restoring, checked when pods come back', () => {
+      // The abort's status: revision = the aborted one, previousRevision = what it restores.
+      const aborted = { phase: 'RollingBack' as const, revision: 'new', partition: 1, replicas: 0, failedRevision: 'new', failureReason: 'Aborted' as const, previousRevision: 'old' };
+      const other = sts({ ann: RB, replicas: 2, partition: 1, updateRevision: 'newer', currentRevision: 'newer', status: aborted });
+      const r = plan(input(other, pods(['newer', 'newer'])));
+      expect(['Idle', 'Completed', 'RolledBack']).not.toContain(r.phase);
+      expect(statusOf(r)).toMatchObject({ revision: 'newer', previousRevision: 'old' });
+      // The restore itself completes as before.
+      const restored = plan(input(sts({ ann: RB, replicas: 2, partition: 1, updateRevision: 'old', currentRevision: 'old', status: aborted }), pods(['old', 'old'])));
+      expect(restored.phase).toBe('RolledBack');
+    });
+
     it('the restored template is rolled out without a gate, then RolledBack and pinned again', () => {
       const rolling = { phase: 'RollingBack' as const, revision: 'new', partition: 0, failedRevision: 'new', failureReason: 'FailureThreshold' as const, previousRevision: 'old' };
       // Template back: update revision `old`, current still `new`: a revert, not a gated rollout.
@@ -1566,6 +1606,62 @@ describe('plan: sequences the exploration found after the first fixes', () => {
     const r = plan(input(sts({ ann: promote, partition: 2, currentRevision: 'new', status: st }), replaced, T0 + 1000));
     expect(partitionMoves(r)).toEqual([]);
     expect(events(r)).toContain('PromotionRefused');
+  });
+});
+
+describe('plan: a revert remembered of another revision', () => {
+  it('does not let a scale-up through the subresource start pods on a revision applied again right after it', () => {
+    // Reverting to `old` (memory says so); `new` applied again and the StatefulSet scaled 1 -> 2 before the
+    // controller looked: the scale-up is held back like any.
+    const reverting: Memory = { step: 'old@revert', revision: 'old', seenAtMs: T0, streak: 0, failures: 0, reverting: true };
+    const st: Partial<RolloutStatus> = { phase: 'RollingBack', revision: 'old', partition: 0, replicas: 1 };
+    const r = plan(input(sts({ ann: FAST, replicas: 2, partition: 0, status: st }), pods(['new']), T0 + 10, reverting));
+    expect(partitionMoves(r)).toEqual([2]);
+  });
+});
+
+describe('plan: retry (kubectl phased-rollout retry names the failure; the record of the rollout stays)', () => {
+  const ann = { ...FAST, [KEYS.failureThreshold]: '1' };
+  const failedAt = (st: RolloutStatus) => `${st.revision}@${Date.parse(st.since)}`;
+
+  it('a Failed rollout checks again from zero, from where it started; a scale-up through the subresource is still held back', () => {
+    const i = input(sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2, replicas: 3, previousRevision: 'old' } }), pods(['old', 'old', 'new']));
+    const failed = runChecks(i, ['fail']);
+    const st = statusOf(failed.r)!;
+    expect(st).toMatchObject({ phase: 'Failed', previousRevision: 'old' });
+    const retry = { ...ann, [KEYS.retry]: failedAt(st) };
+    const again = plan(input(sts({ ann: retry, partition: 2, status: st }), pods(['old', 'old', 'new']), failed.now + 1000, failed.memory));
+    expect(again.phase).toBe('Checking');
+    expect(again.check).toBeDefined();
+    expect(again.memory?.failures).toBe(0);
+    expect(statusOf(again)).toMatchObject({ phase: 'Checking', previousRevision: 'old', replicas: 3 });
+    expect(events(again)).toContain('RolloutRetried');
+    // The record of the replicas stayed: a scale-up through the scale subresource is held back.
+    const up = plan(input(sts({ ann: retry, partition: 2, replicas: 5, status: statusOf(again) }), pods(['old', 'old', 'new']), failed.now + 2000, again.memory));
+    expect(partitionMoves(up)).toEqual([5]);
+  });
+
+  it('a revision held after its rollback rolls again, gated, from the current revision', () => {
+    const st: Partial<RolloutStatus> = { phase: 'Failed', partition: 3, replicas: 3, failedRevision: 'new', failureReason: 'FailureThreshold', previousRevision: 'old', message: 'held', since: '2026-01-01T00:00:05.000Z' };
+    const held = plan(input(sts({ ann, partition: 3, status: st }), pods(['old', 'old', 'old'])));
+    expect(held.phase).toBe('Failed');
+    const full = sts({ ann, partition: 3, status: st });
+    const token = failedAt(JSON.parse(full.annotations[KEYS.status]!) as RolloutStatus);
+    const again = plan(input(sts({ ann: { ...ann, [KEYS.retry]: token }, partition: 3, status: st }), pods(['old', 'old', 'old'])));
+    expect(again.phase).toBe('Checking');
+    expect(statusOf(again)).toMatchObject({ previousRevision: 'old' });
+    expect(statusOf(again)?.failedRevision).toBeUndefined();
+  });
+
+  it.each<[string, Partial<RolloutStatus>, (st: RolloutStatus) => string]>([
+    ['an earlier failure of the same revision', { phase: 'Failed', partition: 2, previousRevision: 'old', since: '2026-01-01T00:00:05.000Z' }, (st) => `${st.revision}@${Date.parse(st.since) - 1000}`],
+    ['a rollback in progress (only Failed is retried)', { phase: 'RollingBack', partition: 2, previousRevision: 'old', failedRevision: 'new', since: '2026-01-01T00:00:05.000Z' }, (st) => `${st.revision}@${Date.parse(st.since)}`],
+  ])('a retry of %s does nothing', (_, status, token) => {
+    const s0 = sts({ ann, partition: 2, status });
+    const st = JSON.parse(s0.annotations[KEYS.status]!) as RolloutStatus;
+    const r = plan(input(sts({ ann: { ...ann, [KEYS.retry]: token(st) }, partition: 2, status }), pods(['old', 'old', 'new'])));
+    expect(events(r)).not.toContain('RolloutRetried');
+    expect(r.phase).toBe(status.phase);
   });
 });
 

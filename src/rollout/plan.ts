@@ -10,6 +10,7 @@ import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
 import { growthRaise, laggingPod, pinnedReplicas, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout, unverifiedKept } from './revisions.js';
+import { retried } from './retry.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -100,10 +101,15 @@ export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string
 }
 
 /** plan decides what to do with one StatefulSet now. */
-export function plan(input: PlanInput): PlanResult {
-  const { sts, pods } = input;
-  const prev = readStatus(sts.annotations);
+export function plan(given: PlanInput): PlanResult {
+  const { sts, pods } = given;
   const parsed = parseAnnotations(sts.annotations);
+  // A retry of the Failed status there is goes on from that status's record, with no memory of the
+  // failure (src/rollout/retry.ts).
+  const recorded = readStatus(sts.annotations);
+  const again = retried(recorded, parsed.ok ? parsed.config?.retry : undefined);
+  const prev = again ?? recorded;
+  const input: PlanInput = again ? { ...given, memory: undefined } : given;
 
   // Opted out: the partition stays where it is; only our own status annotation goes.
   if (parsed.optIn === 'absent' || parsed.optIn === 'off') {
@@ -113,8 +119,9 @@ export function plan(input: PlanInput): PlanResult {
   // A scale through the scale subresource (kubectl scale, an autoscaler) never reaches the webhook: the
   // StatefulSet controller would create the new pods at or above the partition on the unverified
   // revision. Raised in every phase (paused, held, failed, queued) and by any controller instance; only
-  // a bypass and a revert to the known-good revision let new pods start on the update revision.
-  const raise = cfg0 && !cfg0.standardRollingUpdate && sts.strategyType !== 'OnDelete' && !restoring(sts, prev) && !input.memory?.reverting ? growthRaise(sts, pinnedReplicas(prev, input.memory)) : undefined;
+  // a bypass and a revert to the known-good revision (this one: a revert remembered of another revision
+  // is over) let new pods start on the update revision.
+  const raise = cfg0 && !cfg0.standardRollingUpdate && sts.strategyType !== 'OnDelete' && !restoring(sts, prev) && !(input.memory?.reverting && input.memory.revision === sts.updateRevision) ? growthRaise(sts, pinnedReplicas(prev, input.memory)) : undefined;
   if (raise) {
     const m = input.memory;
     return { phase: prev?.phase ?? null, actions: raise, ...(m ? { memory: { ...m, replicas: sts.replicas, streak: 0 } } : {}), requeueAfterMs: 1000 };
@@ -130,9 +137,11 @@ export function plan(input: PlanInput): PlanResult {
   // What a rollback returns to: the current revision while the rollout is unfinished, and once the
   // StatefulSet controller has made the new revision current (after the last step), the one recorded
   // when this rollout began.
-  const previous = rollbackTarget(prev, current, revision);
+  // Restoring a rollback's known-good revision (paused or not) has nothing behind it to return to.
+  const previous = restoring(sts, prev) ? undefined : rollbackTarget(prev, current, revision);
   const uids = Array.from({ length: sts.replicas }, (_, i) => byIndex.get(i)?.uid ?? '');
   const c: Ctx = { input, prev, revision, updated, actions: [], pods: podsIdentity(uids), ...(previous ? { previous } : {}) };
+  if (again) c.actions.push({ type: 'event', eventType: 'Normal', reason: 'RolloutRetried', message: `rollout of ${again.revision} retried by a user: its checks start again from zero` });
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
   const own = parsed.config;

@@ -44,6 +44,8 @@ describe('rollbackTarget', () => {
     ['a fourth revision on top of that one: still the undo\'s', { ...st('Checking', 'C', 'A'), unverifiedRevision: 'B' }, 'B', 'D', 'A'],
     ['the undo itself (paused, say): nothing, the current one is unverified', undone('Paused'), 'B', 'A', undefined],
     ['the rollout applied again, as recorded', again(), 'B', 'B', 'A'],
+    ['a third revision on one applied over an unverified current one: where the chain started, never the current one', st('Paused', 'C', 'A'), 'B', 'D', 'A'],
+    ['back to where that chain started: nothing behind it', st('Paused', 'C', 'A'), 'B', 'A', undefined],
   ])('%s', (_, prev, current, revision, want) => expect(rollbackTarget(prev, current, revision)).toBe(want));
 });
 
@@ -58,6 +60,7 @@ describe('returningToStart', () => {
     ['the undo looked at again (its status is of A now): still one', undone(), 'B', 'A', true],
     ['the undo paused and resumed: still one', undone('Paused'), 'B', 'A', true],
     ['the undo, once A is current: over (not a revert)', undone(), 'A', 'A', false],
+    ['undo to where the unfinished rollout on record started, another revision applied over an unverified current one', st('Paused', 'C', 'A'), 'B', 'A', true],
     ['B applied again during the undo: not a revert (B is current)', undone(), 'B', 'B', false],
     ['another revision during the undo: a rollout', undone(), 'B', 'C', false],
     ['C applied during the undo, looked at again: still a rollout, not the undo', { ...st('Paused', 'C', 'A'), unverifiedRevision: 'B' }, 'B', 'C', false],

@@ -59,13 +59,20 @@ export function laggingPod(stale: readonly PodView[], partition: number, prev: R
  * unfinished (its previousRevision), or of another revision's, settled (that revision) or unfinished
  * (where that one started), or of an undo that left this revision unverified (what the undo restores:
  * applied again before the StatefulSet controller made that current, this revision is still current).
- * Undefined when there is nothing to verify: no status, a rollback being restored, this revision
- * settled, or no earlier revision on record.
+ * Undefined when there is nothing to verify: no status, a rollback restoring this revision, this
+ * revision settled, or no earlier revision on record. Another revision applied over a rollback rolls
+ * from the revision the rollback was restoring.
  */
 export function unfinishedRollout(prev: RolloutStatus | undefined, revision: string): string | undefined {
   const undone = undoTarget(prev, revision);
   if (undone !== undefined) return undone;
-  if (!prev || prev.phase === 'RollingBack') return undefined;
+  if (!prev) return undefined;
+  if (prev.phase === 'RollingBack') {
+    // A rollback restoring this revision: nothing to verify. Another revision applied over a rollback
+    // (made current at 0) abandons it: a rollout from the revision the rollback was restoring.
+    const restores = prev.revision !== prev.failedRevision ? prev.revision : prev.previousRevision;
+    return restores !== undefined && restores !== revision ? restores : undefined;
+  }
   // A status of another revision with nothing recorded behind it (a user's pause while idle) speaks of
   // the revision that was current then.
   const good = prev.revision === revision ? (SETTLED.has(prev.phase) ? undefined : prev.previousRevision) : SETTLED.has(prev.phase) || prev.previousRevision === undefined ? prev.revision : prev.previousRevision;
@@ -89,7 +96,17 @@ export function rollbackTarget(prev: RolloutStatus | undefined, current: string 
   const undone = undoTarget(prev, current);
   if (undone !== undefined) return undone !== revision ? undone : undefined;
   if (recorded !== undefined && recorded !== revision) return recorded;
+  // A status of another revision whose rollout is unfinished: where that one started, verified (the
+  // current revision may be one Kubernetes made current unverified meanwhile); nothing for that very one.
+  const chain = startOfOther(prev, revision);
+  if (chain !== undefined) return chain !== revision ? chain : undefined;
   return (prev?.revision === current ? unfinishedRollout(prev, current) : undefined) ?? current;
+}
+
+/** startOfOther: where the unfinished rollout of another revision on record started, if it says. */
+function startOfOther(prev: RolloutStatus | undefined, revision: string): string | undefined {
+  if (!prev || prev.revision === revision || SETTLED.has(prev.phase) || prev.phase === 'RollingBack') return undefined;
+  return prev.previousRevision;
 }
 
 /**
@@ -98,11 +115,13 @@ export function rollbackTarget(prev: RolloutStatus | undefined, current: string 
  * or after a scale to 0): a revert to known-good, restored without a gate like any other. Its status
  * records the current revision as unverifiedRevision, so the undo stays one until the StatefulSet
  * controller makes the restored revision current (the status is of it then, not of the one undone), and
- * so is a return there from a revision applied meanwhile. Never back to a revision left unverified.
+ * so is a return there from a revision applied meanwhile, also when that one's status is what is on
+ * record (its rollout started there, the current revision made current unverified before it). Never
+ * back to a revision left unverified.
  */
 export function returningToStart(prev: RolloutStatus | undefined, current: string | undefined, revision: string): boolean {
   if (current === undefined || current === revision || undoTarget(prev, revision) !== undefined) return false;
-  return undoTarget(prev, current) === revision || (prev?.revision === current && unfinishedRollout(prev, current) === revision);
+  return undoTarget(prev, current) === revision || (prev?.revision === current && unfinishedRollout(prev, current) === revision) || startOfOther(prev, revision) === revision;
 }
 
 /**
@@ -134,9 +153,14 @@ export function growthRaise(sts: PlanInput['sts'], pinned: number | undefined): 
  * restoring: the template was put back to the revision a rollback started by this controller returns to,
  * after the StatefulSet controller had already made the failed revision current (a rollback after the
  * last step). The status records both; the StatefulSet controller sees a new update revision, but it is
- * the known-good one, restored without a gate like any revert.
+ * the known-good one, restored without a gate like any revert. Also while a user has paused it (the
+ * Paused status keeps the failed revision): resumed, it is the same rollback, never a rollout of the
+ * known-good revision whose own rollback would return to the failed one.
  */
 export function restoring(sts: PlanInput['sts'], prev: RolloutStatus | undefined): boolean {
-  if (prev?.phase !== 'RollingBack' || !prev.failedRevision || !sts.updateRevision) return false;
+  // A user's pause of the restore records nothing behind the known-good revision (plan.ts); a pause or an
+  // inconclusive hold of a rollout applied over the rollback records where that one started.
+  const pausedRestore = prev?.phase === 'Paused' && prev.reason === undefined && prev.previousRevision === undefined;
+  if ((prev?.phase !== 'RollingBack' && !pausedRestore) || !prev.failedRevision || !sts.updateRevision) return false;
   return prev.failedRevision === sts.currentRevision && (prev.previousRevision === sts.updateRevision || (prev.revision === sts.updateRevision && prev.revision !== prev.failedRevision));
 }

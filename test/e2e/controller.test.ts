@@ -131,7 +131,7 @@ describe('2: gate failing', () => {
 
     // Retrying through the kubectl plugin restarts the gate, which now passes.
     const retry = await kubectl(['phased-rollout', 'retry', name, '-n', ns]);
-    expect(retry).toMatchObject({ code: 0, stdout: `statefulset.apps/${name} gate restarted\n` });
+    expect(retry).toMatchObject({ code: 0, stdout: `statefulset.apps/${name} checks restarted\n` });
     const rev2 = (await sts(name)).status.updateRevision as string;
     await completed(name, rev2);
 
@@ -365,7 +365,7 @@ describe('kubectl phased-rollout status', () => {
 });
 
 describe('safety review (issue 11) on the real cluster', () => {
-  it('item 11: only the controller writes the status annotation; removing it is a retry', async () => {
+  it('item 11: only the controller writes the status annotation; a removal gets it back (issue 36), with a warning', async () => {
     const name = 'forge';
     const ann = FAST(name);
     await setGate(name, '1');
@@ -374,10 +374,16 @@ describe('safety review (issue 11) on the real cluster', () => {
     const forged = await kubectl(['annotate', 'statefulset', name, '-n', ns, '--overwrite', `${KEYS.status}={"phase":"Completed"}`]);
     expect(forged.code).not.toBe(0);
     expect(forged.stderr).toContain(`denied the request: phased-rollout: annotation ${KEYS.status} of StatefulSet ${ns}/${name} is written by the phased-rollout controller only`);
+    const before = (await sts(name)).metadata.annotations[KEYS.status];
     const removed = await kubectl(['annotate', 'statefulset', name, '-n', ns, `${KEYS.status}-`]);
     expect(removed.code).toBe(0);
-    // The controller writes it again.
-    await eventually(async () => expect(await status(name)).toMatchObject({ phase: 'Idle' }), 30_000, 300);
+    expect(removed.stderr).toContain('Warning: phased-rollout: phased-rollout.io/status kept (the controller\'s record); to retry: kubectl phased-rollout retry');
+    // Stored as it was: the webhook put it back in the same request.
+    expect((await sts(name)).metadata.annotations[KEYS.status]).toBe(before);
+    // A retry of a rollout that has not failed is refused by the plugin, and changes nothing.
+    const retry = await kubectl(['phased-rollout', 'retry', name, '-n', ns]);
+    expect(retry.code).not.toBe(0);
+    expect(retry.stderr).toContain(`statefulset.apps/${name} has no Failed rollout nor inconclusive hold to retry (phase Idle`);
   });
 
   it('item 8: kubectl scale mid-rollout raises the partition, so new pods start on the current revision', async () => {

@@ -111,7 +111,9 @@ function since(at: string): string {
  * or if a partition write of the controller released its ordinal for that revision since it last
  * became the update revision; or, the documented limit of a scale-up (docs/rollouts.md), the first new
  * pod of a scale-up when the StatefulSet controller creates it before the controller's next partition
- * write. It names each other creation.
+ * write; or a pod on a revision that is both the update and the current one (the StatefulSet controller
+ * starts every pod on it whatever the partition says; the checker judges how it became current). It
+ * names each other creation.
  */
 export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
   const found: string[] = [];
@@ -168,6 +170,10 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
         grace = false;
         continue;
       }
+      // The StatefulSet controller's current revision, also the update revision: every pod starts on it
+      // whatever the partition says. How it became current is judged by the checker (a forward step, or
+      // the end-of-rollout rule when Kubernetes made it current before the final check).
+      if (rev === current && rev === update) continue;
       if (!verified.has(rev) && (released.get(rev) ?? Infinity) > ordinal) found.push(`${since(e.stageTimestamp)} pod ${body.metadata.name} created on revision ${rev}, which no partition step of the controller released for it and no finished rollout verified`);
     }
   }

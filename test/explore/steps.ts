@@ -3,7 +3,6 @@
 import fc from 'fast-check';
 import { KEYS } from '../../src/annotations.js';
 import { annotationPatch, rolloutPatch } from '../../plugin/commands.js';
-import { readStatus } from '../../src/rollout/status.js';
 import { templateOf, USER, CONTROLLER, type World } from './world.js';
 
 /** Setup is the StatefulSet a run starts from: its size and gate policy (period 1 s, no initial delay). */
@@ -21,6 +20,7 @@ export type Step = { dt: number } & (
   | { do: 'revert' } // kubectl rollout undo: the template before the current one
   | { do: 'scale'; replicas: number; via?: 'spec' } // the scale subresource (no webhook), or the spec
   | { do: 'pause' | 'resume' | 'abort' | 'retry' } // the plugin's patches
+  | { do: 'clearStatus' } // a user removes the status annotation (the retry of earlier releases; a PUT of a manifest drops it)
   | { do: 'promote'; stale?: number; pause?: true } // the plugin's token as soon as it has one within dt (or at once the stale-th one before it), maybe with a pause in the same patch
   | { do: 'gate'; result: 'pass' | 'fail' | 'inconclusive' | 'error' } // what every check returns from now on
   | { do: 'policy'; key: 'success-threshold' | 'inconclusive-limit' | 'failure-threshold' | 'on-failure'; value: string }
@@ -71,7 +71,7 @@ const eventArb: fc.Arbitrary<Omit<Step, 'dt'>> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom({ do: 'abort' as const }, { do: 'retry' as const }, { do: 'revert' as const }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('crash' as const), pod: fc.integer({ min: 0, max: 3 }), downMs: fc.integer({ min: 100, max: 5000 }) }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('deletePod' as const), pod: fc.integer({ min: 0, max: 3 }) }) },
-  { weight: 1, arbitrary: fc.constantFrom({ do: 'restart' as const }, { do: 'oldStatus' as const }) },
+  { weight: 1, arbitrary: fc.constantFrom({ do: 'restart' as const }, { do: 'oldStatus' as const }, { do: 'clearStatus' as const }) },
   {
     weight: 1,
     arbitrary: fc.oneof(
@@ -115,12 +115,15 @@ export function applyStep(w: World, s: Step, hooks: Hooks, history: number[]): s
       w.scale(s.replicas);
       return `scale to ${s.replicas}`;
     case 'retry': {
-      // A documented limit, not explored: a retry removes the record of where the rollout started, so
-      // a revision Kubernetes already made current is taken as it is (docs/rollouts.md).
-      const st = readStatus(w.sts.metadata.annotations);
-      if (st?.previousRevision !== undefined && w.sts.status.currentRevision === w.sts.status.updateRevision) return 'retry skipped: the revision is already current (a documented limit)';
-      return `retry (${w.patchStatefulSet(USER, annotationPatch('retry')).code})`;
+      // The plugin's retry names the Failed status there is; anything else it refuses.
+      try {
+        return `retry (${annotate((rolloutPatch('retry', state()) as { metadata: { annotations: Record<string, string> } }).metadata.annotations)})`;
+      } catch (err) {
+        return `retry refused by the plugin: ${(err as Error).message}`;
+      }
     }
+    case 'clearStatus':
+      return `status removed by a user (${annotate({ [KEYS.status]: null })})`;
     case 'pause':
     case 'resume':
       return `${s.do} (${w.patchStatefulSet(USER, annotationPatch(s.do)).code})`;
@@ -162,9 +165,9 @@ export function applyStep(w: World, s: Step, hooks: Hooks, history: number[]): s
       const st = JSON.parse(raw) as Record<string, unknown>;
       // An earlier release reads this release's status as none: the docs ask to downgrade between
       // rollouts, so it writes only when no rollout is on record.
-      if (st.previousRevision !== undefined) return 'older controller: not mid-rollout (downgrade between rollouts)';
+      if (st.previousRevision !== undefined || st.unverifiedRevision !== undefined || !['Idle', 'Completed', 'RolledBack', 'Bypassed'].includes(st.phase as string)) return 'older controller: not mid-rollout (downgrade between rollouts)';
       // What an earlier release does not know (docs/analysis.md, "Upgrading and downgrading").
-      for (const k of ['history', 'reason', 'promoted', 'previousRevision', 'waitingToStart', 'hold', 'promotionRefused']) delete st[k];
+      for (const k of ['history', 'reason', 'promoted', 'previousRevision', 'waitingToStart', 'hold', 'promotionRefused', 'holdPods', 'unverifiedRevision']) delete st[k];
       if (st.gate === 'inconclusive') delete st.gate;
       if (st.failureReason === 'ErrorLimit') delete st.failureReason;
       return `older controller rewrote the status (${annotate({ [KEYS.status]: JSON.stringify(st) }, CONTROLLER)})`;

@@ -132,6 +132,18 @@ describe('checkSafety', () => {
       expect(r).toMatchObject({ lowerings: 2, gatedSteps: 1, promotedSteps: 1 });
     });
 
+    it('accepts a promotion of a new hold at a new size (a new identity: checks judged the pods at that size)', () => {
+      const sized2 = { ...HOLD, replicas: 2 };
+      const r = run([...held(), sized(35, 'r2', 'r1', 2, 2, HELD), report(35.5, 'Paused', 'r2', { ...sized2, hold: 1 }), report(38, 'Paused', 'r2', { ...sized2, hold: 2 }), annotate(39, { 'phased-rollout.io/promote': token }), lower(40, 2, 1)]);
+      expect(r.violations).toEqual([]);
+    });
+
+    it('accepts a step promoted with a pause that was removed before the controller acted on it (no controller can see it)', () => {
+      const r = run([...held(), annotate(35, { 'phased-rollout.io/promote': token, 'phased-rollout.io/paused': 'true' }), annotate(35.001, { 'phased-rollout.io/paused': null }), lower(35.01, 2, 1)]);
+      expect(r.violations).toEqual([]);
+      expect(r.promotedSteps).toBe(1);
+    });
+
     it('accepts Completed after a promoted hold at the final check', () => {
       // Every step after 3 -> 2 promoted: 2 -> 1, 1 -> 0, and the final check at 0.
       const promoted = (t: number, partition: number) => [report(t, 'Paused', 'r2', { ...HOLD, partition }), annotate(t + 1, { 'phased-rollout.io/promote': `r2@${partition}@${Math.floor((T0 + t * 1000) / 1000)}` })];
@@ -146,9 +158,9 @@ describe('checkSafety', () => {
       ['a promotion written while no inconclusive hold was shown', () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), report(30, 'Checking', 'r2', { partition: 2 }), annotate(35, { 'phased-rollout.io/promote': token }), lower(36, 2, 1)], 'was written while the status showed Checking of r2 at partition 2'],
       ['a promotion of a hold at another partition', () => [...held(), annotate(35, { 'phased-rollout.io/promote': 'r2@3@1' }), lower(36, 2, 1)], 'gate db was not passing'],
       ['the replicas changed since the promotion', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), sized(36, 'r2', 'r1', 2, 2, HELD), report(36.5, 'Paused', 'r2', { ...HOLD, replicas: 2 }), lower(37, 2, 1)], 'the replicas changed'],
-      ['a pause written with the promotion', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token, 'phased-rollout.io/paused': 'true' }), annotate(38, { 'phased-rollout.io/paused': null }), report(40, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'a pause was set'],
-      ['a pause between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(35.5, { 'phased-rollout.io/paused': 'true' }), annotate(38, { 'phased-rollout.io/paused': null }), lower(41, 2, 1)], 'a pause was set'],
-      ['a retry (the status cleared) between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(36, { [STATUS]: null }), report(39, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'the status was cleared'],
+      ['a pause written with the promotion', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token, 'phased-rollout.io/paused': 'true' }), report(36, 'Paused', 'r2', { partition: 2 }), annotate(38, { 'phased-rollout.io/paused': null }), report(40, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'a pause was set'],
+      ['a pause between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(35.5, { 'phased-rollout.io/paused': 'true' }), report(36, 'Paused', 'r2', { partition: 2 }), annotate(38, { 'phased-rollout.io/paused': null }), lower(41, 2, 1)], 'a pause was set'],
+      ['a retry written between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), annotate(36, { 'phased-rollout.io/retry': `r2@${T0 + 30_000}` }), report(39, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'a retry was written'],
       ['a promotion of a hold carried over a scale (rewritten at the new size, no check between)', () => [...held(), sized(35, 'r2', 'r1', 2, 2, HELD), report(35.5, 'Paused', 'r2', { ...HOLD, replicas: 2 }), annotate(36, { 'phased-rollout.io/promote': token }), lower(37, 2, 1)], 'carried over a change of replicas'],
       ['a new revision between the promotion and the step', () => [...held(), annotate(35, { 'phased-rollout.io/promote': token }), status(36, 'r3', 'r1', HELD), status(37, 'r2', 'r1', HELD), report(39, 'Paused', 'r2', HOLD), lower(41, 2, 1)], 'the revision changed'],
     ] as [string, () => AuditEvent[], string][])('names a step after %s', (_n, events, why) => {
@@ -169,6 +181,33 @@ describe('checkSafety', () => {
       expect(r.violations.map((v) => v.why)).toEqual([expect.stringContaining('lowered 1 -> 0')]);
       expect(r.revertsOrBypasses).toBe(0);
     });
+    it('a pod created after the partition moved again with no write of its own (the webhook re-pinned a template applied again) was not released by the lowering before', () => {
+      // r2 is current (every pod ran it before the final check); an undo to r1 and r2 applied again at
+      // once: the controller's revert lowers 3 -> 0, the webhook pins r2 at 3 in the same moment, and the
+      // StatefulSet controller creates the new pod on the current revision r2 below that partition.
+      // Scaled to 4 meanwhile: db-3 is new.
+      const events = [...rolled(), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0), sized(43, 'r2', 'r2', 3, 0), sized(50, 'r1', 'r2', 4, 4), lower(51, 4, 0), sized(52, 'r2', 'r2', 4, 4), podCreate(53, 3, 'r2')];
+      const r = checkSafety(events, [gate(10, '1')], opts);
+      expect(r.violations.map((v) => v.why)).toEqual([]);
+    });
+
+    it('a pod created on an update revision that came after the lowering was not released by it (a revert, then another template at 0 and a scale-up)', () => {
+      // A revert lowers 3 -> 0 for r1 (the pods come back on r1); later, at 0 replicas, r2 is applied
+      // again and a scale to 1 starts db-0 on r2 before the controller's next partition write.
+      const events = [...rolled(), status(35, 'r1', 'r1'), lower(36, 1, 0), podCreate(37, 1, 'r1'), podCreate(38, 2, 'r1'), sized(40, 'r1', 'r1', 0, 0), sized(41, 'r2', 'r1', 0, 0), sized(42, 'r2', 'r1', 1, 0), podCreate(42.1, 0, 'r2'), lower(42.2, 0, 1)];
+      const r = checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts);
+      expect(r.violations.map((v) => v.why)).toEqual([]);
+    });
+
+    it('a passing final check verifies the revision also when its run took no step of its own (its pods rolled in an earlier run)', () => {
+      // r2 rolled to partition 0; r1 and r2 applied again at once (a new run of r2, its pods already on
+      // it); the final check passes and Completed; then the StatefulSet controller makes r2 current and
+      // the controller reports Completed at the new size: nothing is left open.
+      const events = [...rolled(), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0), status(43, 'r1', 'r1'), status(43.5, 'r2', 'r1'), sized(44, 'r2', 'r1', 3, 0), report(50, 'Completed', 'r2'), sized(51, 'r2', 'r2', 3, 3), report(52, 'Completed', 'r2', { partition: 3 })];
+      const r = checkSafety(events, [gate(10, '1')], opts);
+      expect(r.violations.map((v) => v.why)).toEqual([]);
+    });
+
     it('still counts a real revert (pods go back to the current revision) as a revert, gate failing or not', () => {
       const events = [...rolled(), status(35, 'r1', 'r1'), lower(40, 3, 0), podCreate(41, 2, 'r1'), podCreate(42, 1, 'r1')];
       const r = checkSafety(events, [gate(10, '1'), gate(33, 'absent')], opts);

@@ -24,7 +24,8 @@
 //  - it is one such step no gate passed, of an inconclusive hold a user promoted: the status showed
 //    that revision Paused (reason Inconclusive) at that partition and size when the promotion was
 //    written, naming that revision and partition, and since then neither the replicas changed, nor a
-//    pause was set, nor the update revision changed, nor the status was cleared (a retry) (docs/analysis.md);
+//    pause was set that the controller acted on (wrote while it stood), nor a retry was written, nor the
+//    update revision changed, nor the status was cleared (docs/analysis.md);
 //  - and, for a member of a rollout group (phased-rollout.io/group), zone safety: at a forward step no
 //    pod of another member of the group was down (missing, not ready, deleted) throughout the last
 //    `watchLagMs` before it, and no other member had a step in flight (its partition below its
@@ -251,6 +252,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   // judged by what it released (the replacements' revisions), not only by the view at its moment.
   const creations = new Map<string, Created[]>();
   const partitionWrites = new Map<string, number[]>();
+  const reported = new Map<string, number | undefined>();
+  const revisions = new Map<string, string | undefined>();
   for (const e of events) {
     const r = e.objectRef ?? {};
     const body = e.requestObject as Obj | undefined;
@@ -264,6 +267,22 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       const key = `${r.namespace}/${r.name}`;
       const list = partitionWrites.get(key) ?? partitionWrites.set(key, []).get(key)!;
       list.push(ms(e.stageTimestamp));
+      reported.set(key, partitionOps(body).to);
+    }
+    // A partition moved by no write of its own body (the webhook's pin of a user's template change, a
+    // scale through the spec) shows first in the StatefulSet controller's next status write: pods
+    // created after it were not released by an earlier lowering.
+    // So does a new update revision: a pod created on it was not released by a lowering for the one before.
+    if (r.resource === 'statefulsets' && r.subresource === 'status') {
+      const key = `${r.namespace}/${r.name}`;
+      const partition = body.spec?.updateStrategy?.rollingUpdate?.partition;
+      const revision = body.status?.updateRevision;
+      if ((partition !== undefined && reported.has(key) && reported.get(key) !== partition) || (revisions.has(key) && revisions.get(key) !== revision)) {
+        const list = partitionWrites.get(key) ?? partitionWrites.set(key, []).get(key)!;
+        list.push(ms(e.stageTimestamp));
+      }
+      reported.set(key, partition);
+      revisions.set(key, revision);
     }
   }
 
@@ -335,8 +354,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       // The controller re-pinning the partition to replicas once the revision is current ends the rollout.
       if (byController && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
       const annotations = annotationsAfter(e.verb, body, s.annotations);
+      // The webhook puts back the status a user's write drops while the StatefulSet stays opted in
+      // (docs/admission.md): the audit body is the request, not what was stored.
+      const kept = s.annotations['phased-rollout.io/status'];
+      if (annotations && !byController && kept !== undefined && annotations['phased-rollout.io/status'] === undefined && annotations['phased-rollout.io/enabled'] === 'true') annotations['phased-rollout.io/status'] = kept;
       if (annotations) {
-        promotions.seen(key, T, s.annotations, annotations, !byController, s.replicas);
+        promotions.seen(key, T, s.annotations, annotations, !byController, s.replicas, byController);
         const st = statusOf(annotations);
         if (byController && annotations['phased-rollout.io/status'] !== s.annotations['phased-rollout.io/status'] && st) {
           if (st.phase === 'RollingBack') open.delete(key);
@@ -407,9 +430,14 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
    */
   function endRollout(s: StsState, how: string, T: number, fail: (why: string) => void): void {
     const key = `${s.namespace}/${s.name}`;
-    if (open.get(key) !== (rollouts.get(key) ?? 0)) return;
-    open.delete(key);
     const problem = finalCheckProblem(s, T);
+    // A rollout that took no forward step of its own (its pods rolled in an earlier run of the same
+    // revision) ends as it may; a passing final check still verifies the revision.
+    if (open.get(key) !== (rollouts.get(key) ?? 0)) {
+      if (problem === undefined && s.updateRevision) settled.set(key, s.updateRevision);
+      return;
+    }
+    open.delete(key);
     if (problem === undefined || (s.partition === 0 && promotions.forStep(key, s.updateRevision, 0, s.replicas).ok)) {
       if (s.updateRevision) settled.set(key, s.updateRevision);
       return;

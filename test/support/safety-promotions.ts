@@ -6,6 +6,7 @@
 const STATUS = 'phased-rollout.io/status';
 const PROMOTE = 'phased-rollout.io/promote';
 const PAUSED = 'phased-rollout.io/paused';
+const RETRY = 'phased-rollout.io/retry';
 
 type Obj = Record<string, any>;
 
@@ -16,6 +17,8 @@ export interface StatusView {
   partition?: number;
   replicas?: number;
   reason?: string;
+  /** An inconclusive hold's identity (docs/analysis.md): set when a hold begins, kept while it stands. */
+  hold?: number;
 }
 
 /** statusOf parses the status annotation (undefined when absent or unreadable). */
@@ -78,6 +81,8 @@ export interface Promotion {
   replicas: number;
   /** Why it no longer holds (set by what ended it), if something did. */
   ended?: string;
+  /** A pause set since it was written that the controller has not yet acted on (written while it stood). */
+  pausePending?: true;
   used?: boolean;
 }
 
@@ -93,14 +98,17 @@ export class Promotions {
 
   /**
    * seen reads one change of annotations (from any write): a user's new promote value is a promotion
-   * of the hold the status showed before it; a pause set, or the status removed (a retry), ends every
-   * promotion so far, also one written in the same request.
+   * of the hold the status showed before it; a pause the controller acted on (it wrote while the pause
+   * stood), a retry written, or the status removed, ends every promotion so far, also one written in the
+   * same request. A pause removed before the controller wrote anything is one no level-based controller
+   * can see: the annotations it reads then are a promotion and no pause.
    */
-  seen(key: string, atMs: number, before: Record<string, string>, after: Record<string, string>, byUser: boolean, replicas: number): void {
+  seen(key: string, atMs: number, before: Record<string, string>, after: Record<string, string>, byUser: boolean, replicas: number, byController = false): void {
     const was = statusOf(before);
     const st = statusOf(after);
     if (after[STATUS] !== before[STATUS]) {
-      const same = isHold(was) && isHold(st) && was?.revision === st?.revision && was?.partition === st?.partition;
+      // The same hold: its identity kept (a hold begins, with a new identity, only after checks).
+      const same = isHold(was) && isHold(st) && was?.revision === st?.revision && was?.partition === st?.partition && was?.hold === st?.hold;
       if (same && (was?.replicas !== st?.replicas || this.carried.has(key))) this.carried.add(key);
       else this.carried.delete(key);
     }
@@ -110,8 +118,11 @@ export class Promotions {
       if (this.carried.has(key)) p.ended = 'the hold shown had been carried over a change of replicas (no check judged the pods at this size)';
       this.list(key).push(p);
     }
-    // Paused when written (set before, not yet acted on) counts as a pause too.
-    if (after[PAUSED] === 'true') this.end(key, 'a pause was set');
+    // Paused when written (set before, not yet acted on) counts as a pause too, once the controller acts.
+    if (after[PAUSED] === 'true') for (const p of this.list(key)) p.pausePending = true;
+    else if (byUser) for (const p of this.list(key)) delete p.pausePending;
+    if (byController && before[PAUSED] === 'true') for (const p of this.list(key)) if (p.pausePending) p.ended ??= 'a pause was set';
+    if (byUser && after[RETRY] !== undefined && after[RETRY] !== before[RETRY]) this.end(key, 'a retry was written');
     if (before[STATUS] !== undefined && after[STATUS] === undefined) this.end(key, 'the status was cleared (a retry)');
     if (st?.replicas !== undefined) for (const p of this.list(key)) if (p.hold?.replicas !== undefined && p.hold.replicas !== st.replicas) p.ended ??= 'the replicas changed';
   }

@@ -32,7 +32,7 @@ const ENABLED = {
   promote: (c) => c.phase === 'Paused' && (c.promotion !== undefined || c.reason === 'Inconclusive'),
   pause: (c) => !c.paused,
   resume: (c) => c.paused,
-  retry: (c) => c.phase === 'Failed',
+  retry: (c) => c.phase === 'Failed' || (c.phase === 'Paused' && c.reason === 'Inconclusive'),
   abort: (c) => c.updateRevision !== undefined && c.updateRevision !== c.currentRevision,
 };
 const CONFIRM = {
@@ -42,7 +42,7 @@ const CONFIRM = {
       : `Promote ${c.namespace}/${c.name} past the pause${c.promotion !== undefined ? ` to step ${c.promotion}` : ''}?`,
   pause: (c) => `Pause ${c.namespace}/${c.name}? Nothing moves until it is resumed.`,
   resume: (c) => `Resume ${c.namespace}/${c.name}?`,
-  retry: (c) => `Retry ${c.namespace}/${c.name}? Its gate starts again from zero.`,
+  retry: (c) => `Retry ${c.namespace}/${c.name}? Its checks start again from zero.`,
   abort: (c) => `Abort the rollout of ${c.namespace}/${c.name} and restore revision ${c.currentRevision}?`,
 };
 

@@ -1,7 +1,6 @@
 // SPEC §4.2 as one pure function: a snapshot of a StatefulSet, its pods and what this process remembers
 // in; the actions to take, whether a gate check is due, and when to look again out. No I/O, no clock.
 import { formatProblems, KEYS, parseAnnotations, type RolloutConfig } from '../annotations.js';
-import { credentialsAllowed, notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { gateStateOf, readStatus, ROLLING, statusChanged, transitionEvents } from './status.js';
 import { renderQuery, renderUrl } from '../gate-templates.js';
 import { podContext } from './gates.js';
@@ -11,6 +10,7 @@ import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
 import { growthRaise, laggingPod, pinnedReplicas, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout, unverifiedKept } from './revisions.js';
 import { retried } from './retry.js';
+import { checkEndpoints } from './endpoints.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import type { Action, CheckRequest, FailureReason, GateHistory, Memory, Phase, PlanInput, PlanResult, PodView, RolloutStatus } from './types.js';
 
@@ -166,34 +166,10 @@ export function plan(given: PlanInput): PlanResult {
     if ('problem' in merged) policyProblem = merged;
     else cfg = merged;
   }
-  const queries = cfg.gates.length + cfg.compareGates.length;
-  const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
-  if (queries > 0 && !prometheusUrl) return finish(c, 'Invalid', 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url', { memory: undefined });
-  const allowedUrls = input.allowedPrometheusUrls ?? [];
-  if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) {
-    return finish(c, 'Invalid', `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}`, { memory: undefined });
-  }
-  // Credentials fail closed: never to a URL the operator did not name (src/prometheus/allowed.ts).
-  if (prometheusUrl && cfg.prometheusSecret && !credentialsAllowed(prometheusUrl, allowedUrls, input.defaultPrometheusUrl)) {
-    return finish(c, 'Invalid', `${KEYS.prometheusSecret} is sent only to the controller's own --prometheus-url or a URL under its --allowed-prometheus-urls (Helm value allowedPrometheusUrls); ${prometheusUrl} is neither`, { memory: undefined });
-  }
-  // HTTP gates: placeholders stand only after the host (checked at admission), so the URL as written
-  // decides where the request goes; it is checked against --allowed-gate-urls once rendered.
-  const allowedGates = input.allowedGateUrls ?? [];
-  const here = podContext(sts, sts.partition, revision);
-  const gateUrls = cfg.httpGates.map((g) => ({ gate: g, url: renderUrl(g.url, here) }));
-  const refused = gateUrls.find((u) => !urlAllowed(u.url, allowedGates))?.gate;
-  if (refused) return finish(c, 'Invalid', `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}`, { memory: undefined });
-  const unlisted = cfg.httpSecret ? gateUrls.find((u) => !credentialsAllowed(u.url, allowedGates))?.gate : undefined;
-  if (unlisted) return finish(c, 'Invalid', `${KEYS.httpSecret} is sent only to URLs under the controller's --allowed-gate-urls (Helm value allowedGateUrls); HTTP gate ${unlisted.name} URL ${unlisted.url} is not under one`, { memory: undefined });
-  const check: CheckRequest = {
-    gates: cfg.gates,
-    ...(prometheusUrl ? { prometheusUrl } : {}),
-    ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
-    ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
-    ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
-    ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
-  };
+  // Where the checks go, held to the controller's allow-lists (src/rollout/endpoints.ts).
+  const endpoints = checkEndpoints(cfg, input, revision);
+  if ('invalid' in endpoints) return finish(c, 'Invalid', endpoints.invalid, { memory: undefined });
+  const check = endpoints.check;
 
   // Without currentRevision a revert cannot be told from a rollout: unknown means wait, never "revert".
   if (!current) return finish(c, 'WaitingForPods', 'waiting for the StatefulSet controller to report status.currentRevision', { memory: input.memory, requeueAfterMs: 1000 });

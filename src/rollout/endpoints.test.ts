@@ -1,0 +1,33 @@
+import { KEYS, parseAnnotations } from '../annotations.js';
+import { checkEndpoints } from './endpoints.js';
+import type { PlanInput, StatefulSetView } from './types.js';
+
+const sts = (ann: Record<string, string>): StatefulSetView => ({
+  namespace: 'ns', name: 'db', generation: 1, observedGeneration: 1, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'new', currentRevision: 'old',
+  annotations: { [KEYS.enabled]: 'true', ...ann },
+});
+const cfgOf = (s: StatefulSetView) => {
+  const parsed = parseAnnotations(s.annotations);
+  if (!parsed.ok || !parsed.config) throw new Error('test annotations invalid');
+  return parsed.config;
+};
+const endpoints = (ann: Record<string, string>, extra: Partial<PlanInput> = {}) => {
+  const s = sts(ann);
+  return checkEndpoints(cfgOf(s), { sts: s, pods: [], nowMs: 0, ...extra }, 'new');
+};
+
+describe('checkEndpoints', () => {
+  it('builds the check: the controller\'s Prometheus by default, the Secret and the HTTP gates as written', () => {
+    expect(endpoints({ [KEYS.query]: 'up', [KEYS.prometheusSecret]: 'prom' }, { defaultPrometheusUrl: 'http://prom:9090' })).toEqual({ check: { gates: [{ name: 'query', query: 'up' }], prometheusUrl: 'http://prom:9090', secretName: 'prom' } });
+  });
+
+  it.each<[string, Record<string, string>, Partial<PlanInput>, RegExp]>([
+    ['no Prometheus URL anywhere', { [KEYS.query]: 'up' }, {}, /^no Prometheus URL/],
+    ['a Prometheus URL off the allow-list', { [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://evil:9090' }, { allowedPrometheusUrls: ['http://prom:9090'] }, /^Prometheus URL http:\/\/evil:9090 is not allowed/],
+    ['credentials to a URL the operator did not name', { [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://other:9090', [KEYS.prometheusSecret]: 'prom' }, { defaultPrometheusUrl: 'http://prom:9090' }, /is sent only to the controller's own --prometheus-url/],
+    ['an HTTP gate off the allow-list', { 'phased-rollout.io/http.ready': 'http://evil/ready' }, { allowedGateUrls: ['http://ok/'] }, /^HTTP gate http.ready URL http:\/\/evil\/ready is not allowed/],
+  ])('says why it is Invalid: %s', (_, ann, extra, want) => {
+    const r = endpoints(ann, extra);
+    expect('invalid' in r && r.invalid).toMatch(want);
+  });
+});

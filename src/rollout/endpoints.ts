@@ -1,0 +1,41 @@
+// Where a rollout's checks go: the Prometheus URL and the HTTP gates' URLs, each held to the controller's
+// allow-lists, and credentials sent only where the operator named. Pure: the planner gets the check to
+// run, or why the configuration cannot be used (phase Invalid).
+import { KEYS, type RolloutConfig } from '../annotations.js';
+import { credentialsAllowed, notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
+import { renderUrl } from '../gate-templates.js';
+import { podContext } from './gates.js';
+import type { CheckRequest, PlanInput } from './types.js';
+
+/** checkEndpoints builds the check request of a configuration, or says why it is Invalid. */
+export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: string): { check: CheckRequest } | { invalid: string } {
+  const { sts } = input;
+  const queries = cfg.gates.length + cfg.compareGates.length;
+  const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
+  if (queries > 0 && !prometheusUrl) return { invalid: 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url' };
+  const allowedUrls = input.allowedPrometheusUrls ?? [];
+  if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) return { invalid: `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}` };
+  // Credentials fail closed: never to a URL the operator did not name (src/prometheus/allowed.ts).
+  if (prometheusUrl && cfg.prometheusSecret && !credentialsAllowed(prometheusUrl, allowedUrls, input.defaultPrometheusUrl)) {
+    return { invalid: `${KEYS.prometheusSecret} is sent only to the controller's own --prometheus-url or a URL under its --allowed-prometheus-urls (Helm value allowedPrometheusUrls); ${prometheusUrl} is neither` };
+  }
+  // HTTP gates: placeholders stand only after the host (checked at admission), so the URL as written
+  // decides where the request goes; it is checked against --allowed-gate-urls once rendered.
+  const allowedGates = input.allowedGateUrls ?? [];
+  const here = podContext(sts, sts.partition, revision);
+  const gateUrls = cfg.httpGates.map((g) => ({ gate: g, url: renderUrl(g.url, here) }));
+  const refused = gateUrls.find((u) => !urlAllowed(u.url, allowedGates))?.gate;
+  if (refused) return { invalid: `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}` };
+  const unlisted = cfg.httpSecret ? gateUrls.find((u) => !credentialsAllowed(u.url, allowedGates))?.gate : undefined;
+  if (unlisted) return { invalid: `${KEYS.httpSecret} is sent only to URLs under the controller's --allowed-gate-urls (Helm value allowedGateUrls); HTTP gate ${unlisted.name} URL ${unlisted.url} is not under one` };
+  return {
+    check: {
+      gates: cfg.gates,
+      ...(prometheusUrl ? { prometheusUrl } : {}),
+      ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
+      ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
+      ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
+      ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
+    },
+  };
+}

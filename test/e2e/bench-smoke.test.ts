@@ -23,8 +23,11 @@ const needPeers = () => {
 
 jest.setTimeout(600_000);
 
+// Each run's time and output go to the log: what a slow run waited on is then on record.
 const bench = async (file: string, args: string[]) => {
+  const started = Date.now();
   const r = await run(process.execPath, [resolve(ROOT, 'dist', 'bench', file), ...args], { timeoutMs: 540_000 });
+  console.log(`bench smoke: ${file} ${args.join(' ')}: exit ${r.code} after ${((Date.now() - started) / 1000).toFixed(1)} s\n${r.stdout}${r.stderr ? `\n(stderr, last 4 KB)\n${r.stderr.slice(-4096)}` : ''}`);
   if (r.code !== 0) throw new Error(`${file} failed: ${r.stderr}\n${r.stdout}`);
   return r.stdout;
 };

@@ -221,6 +221,11 @@ describe('decide: one case per row of SPEC §3', () => {
     expect(strategyAfter(up, decide(up, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
     const upMore = req('UPDATE', sts({ replicas: 5, partition: 3 }), sts({ replicas: 0, partition: 3 }));
     expect(strategyAfter(upMore, decide(upMore, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 5 } });
+    // Scaled 3 -> 0 through the subresource a moment before (no trace but the controller's status): the
+    // replicas it last pinned for count too.
+    const recorded = { ...ON, [KEYS.status]: JSON.stringify({ phase: 'Paused', revision: 'r1', partition: 1, replicas: 3, updated: 3, message: '', since: '' }) };
+    const afterScale = req('UPDATE', sts({ ann: recorded, replicas: 0, partition: 1, image: 'db:2' }), sts({ ann: recorded, replicas: 0, partition: 1 }));
+    expect(strategyAfter(afterScale, decide(afterScale, opts))).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 3 } });
   });
 
   it('row 10 (extended): scaling up mid-rollout pins to the new size so new pods start on the current revision (issue 11 item 8)', () => {

@@ -6,6 +6,7 @@ import * as msg from './messages.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { jsonEqual } from './json-equal.js';
 import { pinPartitionPatch } from './patch.js';
+import { readStatus } from '../rollout/status.js';
 import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
 import {
   annotationsOf,
@@ -121,6 +122,12 @@ function keepStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: Ku
   return { type: 'patch', row: d.row, patch: [...(d.type === 'patch' ? d.patch : []), ...ops], warnings };
 }
 
+/** recordedReplicas is the replica count of the controller's status annotation (0 when there is none or it says none). */
+function recordedReplicas(annotations: Record<string, string>): number {
+  const n = readStatus(annotations)?.replicas;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 /** changedKeys lists, sorted, the keys under `prefix` that were added, removed or given another value. */
 function changedKeys(before: Record<string, string>, after: Record<string, string>, prefix: string): string[] {
   const out: string[] = [];
@@ -184,7 +191,9 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   // (Once it has seen 0 pods it makes the update revision current anyway; the controller then checks
   // the pods that come back.) A partition above replicas holds every pod; the controller pins it back
   // to replicas when a rollout completes.
-  const pinFor = (n: number): number => Math.max(n, partitionOf(old), n === 0 ? replicasOf(old) : 0);
+  // The replicas the controller last pinned for count too (its status, which only it writes): a scale to
+  // 0 through the subresource just before leaves no other trace of them.
+  const pinFor = (n: number): number => Math.max(n, partitionOf(old), n === 0 ? Math.max(replicasOf(old), recordedReplicas(annotationsOf(old))) : 0);
 
   // Row 8: a new revision, a fresh opt-in, or the end of a bypass always starts pinned.
   const oldParsed = parseAnnotations(oldAnn);

@@ -121,15 +121,16 @@ const memory = fc.option(
 const verdicts = fc.array(fc.constantFrom('pass', 'pass', 'pass', 'pass', 'fail', 'error'), { minLength: 0, maxLength: 8 });
 
 /**
- * rollbackAfterLastStep: the status says this controller is rolling back from the current revision
- * (made current by the StatefulSet controller after the last step) to the update revision, the one it
- * recorded as where the rollout started; or that a user paused such a rollback (Paused keeps the failed
+ * rollbackAfterLastStep: the status says this controller is rolling back a failed revision to the update
+ * revision, the one it recorded as where the rollout started, while another one is current (the failed
+ * one, made current by the StatefulSet controller after the last step, or one under it made current
+ * unverified); or that a user paused such a rollback (Paused keeps the failed
  * revision: resumed, it is the same rollback).
  */
 function rollbackAfterLastStep(sts: StatefulSetView): boolean {
   const raw = sts.annotations[KEYS.status];
   const st = raw ? (JSON.parse(raw) as Record<string, unknown>) : undefined;
-  return (st?.phase === 'RollingBack' || (st?.phase === 'Paused' && st.reason === undefined && st.previousRevision === undefined)) && st.failedRevision === sts.currentRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
+  return (st?.phase === 'RollingBack' || (st?.phase === 'Paused' && st.reason === undefined && st.previousRevision === undefined)) && st.failedRevision !== undefined && st.failedRevision !== sts.updateRevision && sts.currentRevision !== sts.updateRevision && (st.previousRevision === sts.updateRevision || (st.revision === sts.updateRevision && st.revision !== st.failedRevision));
 }
 
 /** statusOf reads the status annotation the generator wrote (readStatus checked nothing more for these). */

@@ -1178,6 +1178,19 @@ describe('plan: safety review 2', () => {
       }
     });
 
+    it('a rollback of a revision applied over one made current unverified restores where the chain started, without a gate', () => {
+      // `newer` was applied over `new` (current, never verified) and aborted: the template is back to `old`.
+      const aborted = { phase: 'RollingBack' as const, revision: 'newer', partition: 1, replicas: 1, failedRevision: 'newer', failureReason: 'Aborted' as const, previousRevision: 'old' };
+      const r = plan(input(sts({ ann: RB, replicas: 1, partition: 1, updateRevision: 'old', currentRevision: 'new', status: aborted }), pods(['new'])));
+      expect(r.phase).toBe('RollingBack');
+      expect(r.check).toBeUndefined();
+      expect(partitionMoves(r)).toEqual([0]);
+      // Never the failed revision itself, whatever the status says: nothing lowered (the rollback's
+      // template is asked for again).
+      const forged = plan(input(sts({ ann: RB, replicas: 1, partition: 1, updateRevision: 'newer', currentRevision: 'new', status: { ...aborted, previousRevision: 'newer' } }), pods(['new'])));
+      expect(partitionMoves(forged)).toEqual([]);
+    });
+
     it('another revision applied at 0 over an abort (made current with no pod): a rollout from the revision the rollback was restoring, checked when pods come back', () => {
       // The abort's status: revision = the aborted one, previousRevision = what it restores.
       const aborted = { phase: 'RollingBack' as const, revision: 'new', partition: 1, replicas: 0, failedRevision: 'new', failureReason: 'Aborted' as const, previousRevision: 'old' };
@@ -1617,6 +1630,22 @@ describe('plan: a revert remembered of another revision', () => {
     const st: Partial<RolloutStatus> = { phase: 'RollingBack', revision: 'old', partition: 0, replicas: 1 };
     const r = plan(input(sts({ ann: FAST, replicas: 2, partition: 0, status: st }), pods(['new']), T0 + 10, reverting));
     expect(partitionMoves(r)).toEqual([2]);
+  });
+});
+
+describe('plan: a template pinned at a smaller size, then scaled up through the subresource before the controller looked', () => {
+  it('raises the partition to the replicas on the first look at the new revision, even paused, even back at the size on record', () => {
+    // Paused while idle at 3 replicas (partition 1, left by a scale-up); scaled to 1, a new template
+    // (pinned by the webhook at 1), scaled back to 3: the status still says 3 replicas.
+    const st: Partial<RolloutStatus> = { phase: 'Paused', revision: 'old', partition: 1, replicas: 3 };
+    for (const ann of [FAST, { ...FAST, [KEYS.paused]: 'true' }]) {
+      const r = plan(input(sts({ ann, replicas: 3, partition: 1, status: st }), pods(['old', 'new', 'new'])));
+      expect(partitionMoves(r)).toEqual([3]);
+      expect(r.check).toBeUndefined();
+    }
+    // Once the rollout of the new revision is on record, its own steps are not undone.
+    const own = plan(input(sts({ ann: FAST, replicas: 3, partition: 1, status: { phase: 'Checking', partition: 1, replicas: 3, previousRevision: 'old' } }), pods(['old', 'new', 'new'])));
+    expect(partitionMoves(own).every((to) => to <= 1)).toBe(true);
   });
 });
 

@@ -8,7 +8,7 @@ import { budgetTarget } from './budgets.js';
 import { groupHold, groupWait, hasStarted } from './groups.js';
 import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion, podsIdentity } from './holds.js';
-import { growthRaise, laggingPod, pinnedReplicas, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout, unverifiedKept } from './revisions.js';
+import { growthRaise, laggingPod, pinnedFor, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout, unverifiedKept } from './revisions.js';
 import { retried } from './retry.js';
 import { checkEndpoints } from './endpoints.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
@@ -121,7 +121,7 @@ export function plan(given: PlanInput): PlanResult {
   // revision. Raised in every phase (paused, held, failed, queued) and by any controller instance; only
   // a bypass and a revert to the known-good revision (this one: a revert remembered of another revision
   // is over) let new pods start on the update revision.
-  const raise = cfg0 && !cfg0.standardRollingUpdate && sts.strategyType !== 'OnDelete' && !restoring(sts, prev) && !(input.memory?.reverting && input.memory.revision === sts.updateRevision) ? growthRaise(sts, pinnedReplicas(prev, input.memory)) : undefined;
+  const raise = cfg0 && !cfg0.standardRollingUpdate && sts.strategyType !== 'OnDelete' && !restoring(sts, prev) && !(input.memory?.reverting && input.memory.revision === sts.updateRevision) ? growthRaise(sts, pinnedFor(sts, prev, input.memory)) : undefined;
   if (raise) {
     const m = input.memory;
     return { phase: prev?.phase ?? null, actions: raise, ...(m ? { memory: { ...m, replicas: sts.replicas, streak: 0 } } : {}), requeueAfterMs: 1000 };

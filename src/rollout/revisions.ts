@@ -135,6 +135,22 @@ export function pinnedReplicas(prev: RolloutStatus | undefined, m: Memory | unde
 }
 
 /**
+ * pinnedFor is how many replicas the rollout of the update revision was pinned for (pinnedReplicas); for
+ * a rollout not started yet (neither the status nor the memory is of its revision, and no revert of an
+ * unfinished one), at most its partition: the webhook pinned the template to the replicas there were
+ * then, and a scale through the scale subresource since (even back to the count the status shows, 3 ->
+ * 1 -> 3 between two looks) has to be held back like any.
+ */
+export function pinnedFor(sts: PlanInput['sts'], prev: RolloutStatus | undefined, m: Memory | undefined): number | undefined {
+  const known = pinnedReplicas(prev, m);
+  const revision = sts.updateRevision;
+  // No status at all: nothing says where this rollout stands (the first look after an opt-in, which the
+  // webhook pinned): as recorded.
+  if (revision === undefined || !prev || prev.revision === revision || m?.revision === revision || returningToStart(prev, sts.currentRevision, revision)) return known;
+  return known === undefined ? sts.partition : Math.min(known, sts.partition);
+}
+
+/**
  * growthRaise: replicas grew while a rollout is unfinished (kubectl scale, an autoscaler: the scale
  * subresource never reaches the webhook). New pods at or above the partition would start on the
  * unverified revision, so hold them back by raising the partition to the new count; the rollout then
@@ -151,8 +167,8 @@ export function growthRaise(sts: PlanInput['sts'], pinned: number | undefined): 
 
 /**
  * restoring: the template was put back to the revision a rollback started by this controller returns to,
- * after the StatefulSet controller had already made the failed revision current (a rollback after the
- * last step). The status records both; the StatefulSet controller sees a new update revision, but it is
+ * after the StatefulSet controller had already made the failed revision, or one under it, current (a
+ * rollback after the last step, or over a revision made current unverified). The status records both; the StatefulSet controller sees a new update revision, but it is
  * the known-good one, restored without a gate like any revert. Also while a user has paused it (the
  * Paused status keeps the failed revision): resumed, it is the same rollback, never a rollout of the
  * known-good revision whose own rollback would return to the failed one.
@@ -162,5 +178,7 @@ export function restoring(sts: PlanInput['sts'], prev: RolloutStatus | undefined
   // inconclusive hold of a rollout applied over the rollback records where that one started.
   const pausedRestore = prev?.phase === 'Paused' && prev.reason === undefined && prev.previousRevision === undefined;
   if ((prev?.phase !== 'RollingBack' && !pausedRestore) || !prev.failedRevision || !sts.updateRevision) return false;
-  return prev.failedRevision === sts.currentRevision && (prev.previousRevision === sts.updateRevision || (prev.revision === sts.updateRevision && prev.revision !== prev.failedRevision));
+  // Current: the failed revision (made current after its last step), or one under it that Kubernetes
+  // made current unverified (at 0, or after its own last step) before the failed one was applied.
+  return sts.currentRevision !== sts.updateRevision && prev.failedRevision !== sts.updateRevision && (prev.previousRevision === sts.updateRevision || (prev.revision === sts.updateRevision && prev.revision !== prev.failedRevision));
 }

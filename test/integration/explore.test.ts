@@ -297,6 +297,41 @@ describe('the exploration', () => {
       { dt: 3000, do: 'wait' },
       { dt: 5, do: 'promote' },
     ]],
+    // Found with sequences of up to 40 events (`--steps 40`, seeds 21 to 23) after the rows above.
+    // An abort of an image applied over one made current unverified: the restore of where the chain
+    // started was taken for a gated rollout "from" the unverified one.
+    ['an abort over a revision made current unverified (seed 21)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'scale', replicas: 0 },
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 0, do: 'scale', replicas: 1 },
+      { dt: 1841, do: 'gate', result: 'error' },
+      { dt: 399, do: 'apply', image: 3 },
+      { dt: 10, do: 'abort' },
+      { dt: 3000, do: 'gate', result: 'pass' },
+      { dt: 0, do: 'gate', result: 'inconclusive' },
+      { dt: 239, do: 'apply', image: 2 },
+      { dt: 0, do: 'gate', result: 'pass' },
+    ]],
+    // Scaled 3 -> 1, a new image (the webhook pinned it at 1), scaled back to 3 through the subresource,
+    // all between two looks: the replicas on record never changed, so nothing held the new pods back.
+    ['a template pinned at a smaller size, scaled back up between two looks (seed 22)', { replicas: 1, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'pause' },
+      { dt: 5, do: 'scale', replicas: 3 },
+      { dt: 5, do: 'scale', replicas: 1 },
+      { dt: 0, do: 'apply', image: 2 },
+      { dt: 0, do: 'scale', replicas: 3 },
+      { dt: 3000, do: 'scale', replicas: 0 },
+      { dt: 5, do: 'scale', replicas: 0 },
+    ]],
+    ['an abort of an image applied over another, then a scale to 0 and the first image again (seed 23)', { replicas: 1, successThreshold: 2, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 3000, do: 'apply', image: 3 },
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 0, do: 'scale', replicas: 3 },
+      { dt: 3000, do: 'abort' },
+      { dt: 3000, do: 'scale', replicas: 0 },
+      { dt: 640, do: 'apply', image: 3 },
+      { dt: 5, do: 'restart' },
+    ]],
   ] as [string, Setup, Step[]][])('replays %s: nothing found', (_kind, setup, steps) => {
     const r = runSequence(setup, steps);
     expect(r.findings).toEqual([]);

@@ -49,6 +49,10 @@ describe('rolloutPatch: abort', () => {
       expect(() => rolloutPatch('abort', { name: 'db', annotations, updateRevision: 'r1', currentRevision: 'r2' })).toThrow('statefulset.apps/db is rolling back to r1 from r2: nothing to abort');
     }
   });
+  it('allows the abort of a revision applied over a rollback, paused or held (its status names where it started)', () => {
+    const annotations = { [KEYS.status]: JSON.stringify({ phase: 'Paused', reason: 'Inconclusive', revision: 'y', partition: 2, replicas: 3, updated: 1, message: '', since: '', failedRevision: 'f', previousRevision: 'g' }) };
+    expect(rolloutPatch('abort', { name: 'db', annotations, updateRevision: 'y', currentRevision: 'f' })).toEqual({ metadata: { annotations: { [KEYS.abort]: 'y', [KEYS.paused]: null } } });
+  });
 });
 
 describe('rolloutPatch: retry', () => {

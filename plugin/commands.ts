@@ -2,6 +2,7 @@
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { readStatus } from '../src/rollout/status.js';
 import { retryToken } from '../src/rollout/retry.js';
+import { restoring } from '../src/rollout/revisions.js';
 import type { GateHistory } from '../src/rollout/types.js';
 import { stripControls } from '../src/text.js';
 import { parseDuration } from '../src/runtime/config.js';
@@ -158,9 +159,10 @@ export function rolloutPatch(verb: 'promote' | 'abort' | 'retry', s: RolloutStat
   // After the last step the StatefulSet controller makes the new revision current before the final
   // check has run: the status's previousRevision says the rollout is unfinished and where abort returns.
   const status = readStatus(s.annotations);
-  // A rollback under way (paused or not) restores the known-good revision: nothing there to abort.
-  if (status?.failedRevision !== undefined && status.failedRevision === s.currentRevision && status.revision === s.updateRevision && (status.phase === 'RollingBack' || status.phase === 'Paused')) {
-    throw new Error(`statefulset.apps/${s.name} is rolling back to ${status.revision} from ${status.failedRevision}: nothing to abort`);
+  // A rollback under way (paused or not) restores the known-good revision: nothing there to abort (the
+  // planner's own test of it).
+  if (status?.failedRevision !== undefined && restoring(s, status)) {
+    throw new Error(`statefulset.apps/${s.name} is rolling back to ${s.updateRevision} from ${status.failedRevision}: nothing to abort`);
   }
   const finalCheck = status !== undefined && status.revision === s.updateRevision && status.previousRevision !== undefined && status.previousRevision !== s.updateRevision;
   if (!s.updateRevision || (s.updateRevision === s.currentRevision && !finalCheck)) {

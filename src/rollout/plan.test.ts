@@ -1169,6 +1169,15 @@ describe('plan: safety review 2', () => {
       }
     });
 
+    it('paused before the rollback\'s template landed (the failed revision current): resumed, the rollback goes on', () => {
+      const rollingBack = { phase: 'RollingBack' as const, revision: 'new', partition: 0, replicas: 3, failedRevision: 'new', failureReason: 'FailureThreshold' as const, previousRevision: 'old' };
+      const paused = plan(input(final({ ann: { ...RB, [KEYS.paused]: 'true' } }, rollingBack), pods(['new', 'new', 'new'])));
+      expect(statusOf(paused)).toMatchObject({ phase: 'Paused', revision: 'new', failedRevision: 'new' });
+      const resumed = plan(input(final({ ann: RB }, statusOf(paused)!), pods(['new', 'new', 'new'])));
+      expect(restoreOf(resumed)).toEqual(['old']);
+      expect(resumed.check).toBeUndefined();
+    });
+
     it('a revision applied over a rollback and held after inconclusive checks (its status keeps the failed revision) is no restore: never rolled without a gate', () => {
       const held = { phase: 'Paused' as const, reason: 'Inconclusive' as const, revision: 'newer', partition: 3, replicas: 3, hold: T0, failedRevision: 'new', failureReason: 'Aborted' as const, previousRevision: 'old' };
       for (const status of [held, { ...held, reason: undefined }]) {
@@ -1668,6 +1677,18 @@ describe('plan: retry (kubectl phased-rollout retry names the failure; the recor
     // The record of the replicas stayed: a scale-up through the scale subresource is held back.
     const up = plan(input(sts({ ann: retry, partition: 2, replicas: 5, status: statusOf(again) }), pods(['old', 'old', 'new']), failed.now + 2000, again.memory));
     expect(partitionMoves(up)).toEqual([5]);
+  });
+
+  it('a retry while a pod is still not ready: the status moves on at once, so the next look retries nothing', () => {
+    const st: Partial<RolloutStatus> = { phase: 'Failed', partition: 2, replicas: 3, previousRevision: 'old', message: 'no progress', since: '2026-01-01T00:00:05.000Z' };
+    const token = failedAt(JSON.parse(sts({ ann, partition: 2, status: st }).annotations[KEYS.status]!) as RolloutStatus);
+    const retry = { ...ann, [KEYS.retry]: token };
+    const first = plan(input(sts({ ann: retry, partition: 2, status: st }), pods(['old', 'old', 'new!'])));
+    expect(first.phase).toBe('WaitingForPods');
+    expect(statusOf(first)).toMatchObject({ phase: 'WaitingForPods', previousRevision: 'old' });
+    expect(events(first)).toEqual(['RolloutRetried']);
+    const next = plan(input(sts({ ann: retry, partition: 2, status: statusOf(first) }), pods(['old', 'old', 'new!']), T0 + 1000, first.memory));
+    expect(events(next)).not.toContain('RolloutRetried');
   });
 
   it('a revision held after its rollback rolls again, gated, from the current revision', () => {

@@ -50,6 +50,8 @@ interface Ctx {
   refused?: string;
   /** podsIdentity of the pods there are: what an inconclusive hold judged. */
   pods: string;
+  /** A retry was taken now (src/rollout/retry.ts): the status is written whatever it says, so it moves on. */
+  retried?: true;
 }
 
 function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
@@ -81,7 +83,7 @@ function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult
   if (refused) next.promotionRefused = refused;
   Object.assign(next, c.status);
   const actions = [...c.actions];
-  if (statusChanged(c.prev, next)) {
+  if (statusChanged(c.prev, next) || c.retried) {
     const steps = sts.annotations[KEYS.steps];
     actions.push(...transitionEvents(c.prev, next, steps !== undefined && ROLLING.has(phase) ? `in steps ${steps}` : undefined));
     actions.push({ type: 'writeStatus', status: next });
@@ -141,7 +143,10 @@ export function plan(given: PlanInput): PlanResult {
   const previous = restoring(sts, prev) ? undefined : rollbackTarget(prev, current, revision);
   const uids = Array.from({ length: sts.replicas }, (_, i) => byIndex.get(i)?.uid ?? '');
   const c: Ctx = { input, prev, revision, updated, actions: [], pods: podsIdentity(uids), ...(previous ? { previous } : {}) };
-  if (again) c.actions.push({ type: 'event', eventType: 'Normal', reason: 'RolloutRetried', message: `rollout of ${again.revision} retried by a user: its checks start again from zero` });
+  if (again) {
+    c.retried = true;
+    c.actions.push({ type: 'event', eventType: 'Normal', reason: 'RolloutRetried', message: `rollout of ${again.revision} retried by a user: its checks start again from zero` });
+  }
 
   if (!parsed.ok) return finish(c, 'Invalid', `invalid annotations: ${formatProblems(parsed.problems)}`, { memory: undefined });
   const own = parsed.config;
@@ -206,7 +211,8 @@ export function plan(given: PlanInput): PlanResult {
   // the same manifest): it is held, pinned, until a different revision or a retry. The status can only
   // stop a rollout here, or finish a rollback it started (the template patch may not have landed).
   if (prev?.failedRevision === revision && c.previous) {
-    if (prev.phase === 'RollingBack' && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message);
+    // Also paused before its template landed (the failed revision is current: after its last step).
+    if ((prev.phase === 'RollingBack' || (prev.phase === 'Paused' && current === revision)) && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message);
     if (current !== revision) return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
   }
   if (cfg.abort === revision && c.previous) return rollback(c, c.previous, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${c.previous}`);

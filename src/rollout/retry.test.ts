@@ -32,6 +32,11 @@ describe('retried', () => {
     });
   });
 
+  it('keeps a revision rolled back earlier, other than the one retried: it stays held', () => {
+    const r = retried({ ...failed, failedRevision: 'older', failureReason: 'Aborted' }, { revision: 'new', failedAt: AT });
+    expect(r).toMatchObject({ failedRevision: 'older', failureReason: 'Aborted' });
+  });
+
   it('an inconclusive hold: the hold and its promotion are forgotten', () => {
     const held: RolloutStatus = { ...failed, phase: 'Paused', reason: 'Inconclusive', hold: AT, holdPods: 'abcd0123', promoted: 'new@2@1', promotionRefused: 'new@2@0', gate: 'inconclusive' };
     const r = retried(held, { revision: 'new', failedAt: AT });

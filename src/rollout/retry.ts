@@ -25,6 +25,8 @@ export function retryToken(prev: RolloutStatus | undefined): string | undefined 
 export function retried(prev: RolloutStatus | undefined, retry: RolloutConfig['retry']): RolloutStatus | undefined {
   if (!retry || !prev || retryToken(prev) !== `${retry.revision}@${retry.failedAt}`) return undefined;
   const { failedRevision: _f, failureReason: _r, streak: _s, gate: _g, reason: _why, hold: _h, holdPods: _p, promoted: _pr, promotionRefused: _ref, ...kept } = prev;
+  // A revision rolled back earlier, other than this one, stays held if it comes back.
+  const held = prev.failedRevision !== undefined && prev.failedRevision !== prev.revision ? { failedRevision: prev.failedRevision, ...(prev.failureReason ? { failureReason: prev.failureReason } : {}) } : {};
   // Rolling again, from what the status records: never settled, so where it started still counts.
-  return { ...kept, phase: 'WaitingForPods', message: `retried by a user after: ${prev.message}` };
+  return { ...kept, ...held, phase: 'WaitingForPods', message: `retried by a user after: ${prev.message}` };
 }

@@ -46,6 +46,8 @@ describe('rollbackTarget', () => {
     ['the rollout applied again, as recorded', again(), 'B', 'B', 'A'],
     ['a third revision on one applied over an unverified current one: where the chain started, never the current one', st('Paused', 'C', 'A'), 'B', 'D', 'A'],
     ['back to where that chain started: nothing behind it', st('Paused', 'C', 'A'), 'B', 'A', undefined],
+    ['a revision applied over a restore (current: one made current unverified): what the restore restores', { ...st('RollingBack', 'G'), failedRevision: 'F' }, 'C', 'Y', 'G'],
+    ['the same over the rollback\'s own status: what it restores, never the failed revision', { ...st('RollingBack', 'F', 'G'), failedRevision: 'F' }, 'F', 'Y', 'G'],
   ])('%s', (_, prev, current, revision, want) => expect(rollbackTarget(prev, current, revision)).toBe(want));
 });
 

@@ -70,7 +70,7 @@ export function unfinishedRollout(prev: RolloutStatus | undefined, revision: str
   if (prev.phase === 'RollingBack') {
     // A rollback restoring this revision: nothing to verify. Another revision applied over a rollback
     // (made current at 0) abandons it: a rollout from the revision the rollback was restoring.
-    const restores = prev.revision !== prev.failedRevision ? prev.revision : prev.previousRevision;
+    const restores = restoresOf(prev);
     return restores !== undefined && restores !== revision ? restores : undefined;
   }
   // A status of another revision with nothing recorded behind it (a user's pause while idle) speaks of
@@ -98,9 +98,15 @@ export function rollbackTarget(prev: RolloutStatus | undefined, current: string 
   if (recorded !== undefined && recorded !== revision) return recorded;
   // A status of another revision whose rollout is unfinished: where that one started, verified (the
   // current revision may be one Kubernetes made current unverified meanwhile); nothing for that very one.
-  const chain = startOfOther(prev, revision);
+  const chain = startOfOther(prev, revision) ?? restoresOf(prev);
   if (chain !== undefined) return chain !== revision ? chain : undefined;
   return (prev?.revision === current ? unfinishedRollout(prev, current) : undefined) ?? current;
+}
+
+/** restoresOf: the known-good revision a rollback on record restores (its own status, or the restore's). */
+function restoresOf(prev: RolloutStatus | undefined): string | undefined {
+  if (prev?.phase !== 'RollingBack') return undefined;
+  return prev.revision !== prev.failedRevision ? prev.revision : prev.previousRevision;
 }
 
 /** startOfOther: where the unfinished rollout of another revision on record started, if it says. */
@@ -173,7 +179,7 @@ export function growthRaise(sts: PlanInput['sts'], pinned: number | undefined): 
  * Paused status keeps the failed revision): resumed, it is the same rollback, never a rollout of the
  * known-good revision whose own rollback would return to the failed one.
  */
-export function restoring(sts: PlanInput['sts'], prev: RolloutStatus | undefined): boolean {
+export function restoring(sts: Pick<PlanInput['sts'], 'updateRevision' | 'currentRevision'>, prev: RolloutStatus | undefined): boolean {
   // A user's pause of the restore records nothing behind the known-good revision (plan.ts); a pause or an
   // inconclusive hold of a rollout applied over the rollback records where that one started.
   const pausedRestore = prev?.phase === 'Paused' && prev.reason === undefined && prev.previousRevision === undefined;

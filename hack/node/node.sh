@@ -103,13 +103,17 @@ reclaimPolicy: Delete
 volumeBindingMode: Immediate
 YAML
   # Ready, and this kubelet alive: a Node object left from an earlier start still reads Ready until the
-  # node lifecycle controller times it out, so also wait for this kubelet's first renewal of its Lease
-  # (its status heartbeat is only rewritten when something changes or every few minutes).
-  local i ready renew
+  # node lifecycle controller times it out, so also wait for this kubelet's first renewal of its Lease,
+  # and for a Ready this kubelet posted itself (its heartbeat time on the condition is from after the
+  # start: a new kubelet's first status may say NotReady, over the old object's Ready, until its
+  # runtime and network are up; one CI run read that False right after `up`).
+  local i ready renew beat
   for i in $(seq 1 240); do
     ready=$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+    beat=$("${k[@]}" get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}' 2>/dev/null || true)
     renew=$("${k[@]}" get lease "$NODE_NAME" -n kube-node-lease -o jsonpath='{.spec.renewTime}' 2>/dev/null || true)
-    [ "$ready" = True ] && [ -n "$renew" ] && [ "$(date -d "$renew" +%s 2>/dev/null || echo 0)" -ge "$started" ] && return 0
+    [ "$ready" = True ] && [ -n "$renew" ] && [ "$(date -d "$renew" +%s 2>/dev/null || echo 0)" -ge "$started" ] \
+      && [ -n "$beat" ] && [ "$(date -d "$beat" +%s 2>/dev/null || echo 0)" -ge "$started" ] && return 0
     sleep 0.5
   done
   nlog "node $NODE_NAME not Ready after 120 s; see $state/logs/kubelet.log"; return 1

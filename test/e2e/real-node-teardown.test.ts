@@ -60,9 +60,13 @@ describe(`the real node's teardown${skipped}`, () => {
       const apiPort = new URL((await kubectlOk(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}'])).stdout).port;
       const up = await run('bash', [script, 'up', dirname(e.KUBECTL), apiPort, new URL(e.PROMETHEUS_URL).port, new URL(e.GATE_URL).port], { timeoutMs: 180_000 });
       if (up.code !== 0) throw new Error(`real-node.sh up failed: ${up.stderr}`);
-      // (`up` waits for a heartbeat of the new kubelet, not the Ready the old Node object still shows.)
-      const n = await getJson(['node', node]);
-      expect(n.status.conditions.find((c: { type: string }) => c.type === 'Ready').status).toBe('True');
+      // (`up` waits for a heartbeat of the new kubelet, not the Ready the old Node object still shows.
+      // A first heartbeat may still say NotReady, until the kubelet has seen its runtime and network
+      // ready: one CI run read False right after `up`. Ready within a minute is what a node owes.)
+      await eventually(async () => {
+        const n = await getJson(['node', node]);
+        expect(n.status.conditions.find((c: { type: string }) => c.type === 'Ready').status).toBe('True');
+      }, 60_000, 500);
       await deleteNamespace(ns);
     }
   });

@@ -106,8 +106,8 @@ export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string
 export function plan(given: PlanInput): PlanResult {
   const { sts, pods } = given;
   const parsed = parseAnnotations(sts.annotations);
-  // A retry of the Failed status there is goes on from that status's record, with no memory of the
-  // failure (src/rollout/retry.ts).
+  // A retry of the Failed status (or the inconclusive hold) there is goes on from that status's record,
+  // with no memory of the failure (src/rollout/retry.ts).
   const recorded = readStatus(sts.annotations);
   const again = retried(recorded, parsed.ok ? parsed.config?.retry : undefined);
   const prev = again ?? recorded;

@@ -169,6 +169,10 @@ describe('parseAnnotations', () => {
     [KEYS.promote, 'DB/2'],
     [KEYS.abort, 'Not A Revision'],
     [KEYS.abort, ''],
+    [KEYS.retry, 'db-5d4f8c7b9'], // no failure named
+    [KEYS.retry, 'db-5d4f8c7b9@yesterday'],
+    [KEYS.retry, 'DB@1767225600000'],
+    [KEYS.retry, 'db@0'],
     [KEYS.steps, '1,100%,pause'],
     [KEYS.steps, 'Pause,100%'],
     [KEYS.steps, `${Array.from({ length: 100 }, (_, i) => i + 1).join(',')},100%`], // 101 stages

@@ -110,7 +110,7 @@ function decideStatusWrite(req: AdmissionRequest, obj: KubeObject | undefined, o
  * (phased-rollout.io/retry). Opting out still removes it (row 2); a denial stays a denial.
  */
 function keepStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions): Decision {
-  if (d.type === 'deny' || !old || d.row === 2 || d.row === 3 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return d;
+  if (d.type === 'deny' || !old || d.row === 2 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return d;
   const kept = annotationsOf(old)[KEYS.status];
   const annotations = annotationsOf(obj);
   if (kept === undefined || annotations[KEYS.status] !== undefined || readOptIn(annotationsOf(old)) !== 'on') return d;

@@ -1,8 +1,7 @@
 // A retry of a Failed rollout, or of one paused after inconclusive checks (`kubectl phased-rollout
 // retry`): the user names the status (its revision and since when it stands), and the planner starts
-// that rollout's checks again from zero while keeping the
-// status's record of where the rollout started, how many replicas it was pinned for and what an undo
-// left unverified. Clearing the status instead would lose that record (a scale-up through the scale
+// that rollout's checks again from zero while keeping the status's record of where the rollout
+// started, how many replicas it was pinned for and what an undo left unverified. Clearing the status instead would lose that record (a scale-up through the scale
 // subresource, or a template applied at 0, would then start pods on an unverified revision). Pure.
 import type { RolloutConfig } from '../annotations.js';
 import type { RolloutStatus } from './types.js';

@@ -1,0 +1,103 @@
+// The shared part of the planner's decisions (src/rollout/plan.ts, src/rollout/forward.ts): what one
+// plan() knows as it decides (Ctx), how a decision ends in a status and actions (finish), and the ends a
+// rollout can come to (a rollback, Failed, a wait at 0 replicas). Pure, as the planner.
+import { KEYS, type RolloutConfig } from '../annotations.js';
+import { gateStateOf, ROLLING, statusChanged, transitionEvents } from './status.js';
+import { unverifiedKept } from './revisions.js';
+import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, RolloutStatus } from './types.js';
+
+export interface Ctx {
+  input: PlanInput;
+  prev: RolloutStatus | undefined;
+  revision: string;
+  updated: number;
+  /** The revision this rollout started from, while it is unfinished (RolloutStatus.previousRevision). */
+  previous?: string;
+  actions: Action[];
+  /** Fields of the status beyond the common ones (e.g. the step waiting for promotion). */
+  status?: Partial<RolloutStatus>;
+  /** A promotion refused now (src/rollout/holds.ts): recorded so that its Event is sent once. */
+  refused?: string;
+  /** podsIdentity of the pods there are: what an inconclusive hold judged. */
+  pods: string;
+  /** A retry was taken now (src/rollout/retry.ts): the status is written whatever it says, so it moves on. */
+  retried?: true;
+}
+
+export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
+  const { sts, nowMs } = c.input;
+  // An explicit `memory: undefined` drops what was remembered (pause, revert, idle): a streak never
+  // survives an interruption.
+  const memory = 'memory' in extra ? extra.memory : c.input.memory;
+  const gate = ROLLING.has(phase) || phase === 'Failed' || phase === 'Completed' ? gateStateOf(memory?.revision === c.revision ? memory?.lastVerdict?.result : undefined) : undefined;
+  const next: RolloutStatus = {
+    phase,
+    revision: c.revision,
+    partition,
+    replicas: sts.replicas,
+    updated: c.updated,
+    message,
+    since: c.prev && c.prev.phase === phase && c.prev.revision === c.revision ? c.prev.since : new Date(nowMs).toISOString(),
+  };
+  if (gate) next.gate = gate;
+  if (ROLLING.has(phase) && memory?.revision === c.revision) next.streak = memory.streak;
+  // The measurements of this revision, while its rollout is what the status speaks of.
+  const history = (memory?.revision === c.revision ? memory.history : undefined) ?? (c.prev?.revision === c.revision ? c.prev.history : undefined);
+  if (history && phase !== 'Idle' && phase !== 'Invalid' && phase !== 'Bypassed') next.history = history;
+  // The last rolled-back revision stays on record until the status is cleared (a retry).
+  if (c.prev?.failedRevision) Object.assign(next, { failedRevision: c.prev.failedRevision, failureReason: c.prev.failureReason });
+  if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack' || phase === 'Invalid')) next.previousRevision = c.previous;
+  Object.assign(next, unverifiedKept(c.prev, sts.currentRevision, c.revision, phase)); // an undo's record (revisions.ts)
+  // The last refused promotion of this revision, so that it is refused (and told) once.
+  const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
+  if (refused) next.promotionRefused = refused;
+  Object.assign(next, c.status);
+  const actions = [...c.actions];
+  if (statusChanged(c.prev, next) || c.retried) {
+    const steps = sts.annotations[KEYS.steps];
+    actions.push(...transitionEvents(c.prev, next, steps !== undefined && ROLLING.has(phase) ? `in steps ${steps}` : undefined));
+    actions.push({ type: 'writeStatus', status: next });
+  }
+  const { memory: _ignored, ...rest } = extra;
+  return { phase, ...rest, memory, actions };
+}
+
+/**
+ * gateFingerprint names the gate settings a streak was earned under: editing the query, the URL, the
+ * Secret or any threshold or timing restarts the streak (passes of another gate prove nothing).
+ */
+export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
+  // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
+  // is the same gate.
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit]);
+}
+
+/**
+ * waitAtZero holds a rollout scaled to 0: no pod to check, nothing proven. The memory goes (as with a
+ * pause), so time at 0 counts toward no deadline; the pods that come back are checked.
+ */
+export function waitAtZero(c: Ctx): PlanResult {
+  const from = c.previous ? ` (from revision ${c.previous})` : '';
+  return finish(c, 'WaitingForPods', `scaled to 0 with the rollout of ${c.revision} unfinished: the pods that come back run it and are checked before it completes${from}`, { memory: undefined });
+}
+
+/**
+ * rollback gives a rollout up by putting the known-good revision's pod template back: the StatefulSet
+ * controller then names that revision again, and the revert path restores the pods without a gate.
+ * The failed revision is recorded in the status so that it is not rolled again when re-applied.
+ */
+export function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: string): PlanResult {
+  c.actions.push({ type: 'restoreTemplate', revision: goodRevision });
+  c.status = { failedRevision: c.revision, failureReason: reason };
+  return finish(c, 'RollingBack', message, { memory: undefined, requeueAfterMs: 1000 });
+}
+
+/**
+ * giveUp ends a rollout that failed: Failed where it stands (on-failure: halt), or a rollback to the
+ * revision the rollout started from, also after the last step (the final check at partition 0).
+ */
+export function giveUp(c: Ctx, cfg: RolloutConfig, reason: FailureReason, message: string, memory: Memory): PlanResult {
+  if (cfg.onFailure === 'rollback' && c.previous) return rollback(c, c.previous, reason, `${message}; rolling back to revision ${c.previous}`);
+  const why = cfg.onFailure === 'rollback' ? '; no earlier revision is on record to roll back to' : '';
+  return finish(c, 'Failed', `${message}${why}; apply a new revision or re-enable to retry`, { memory });
+}

@@ -1,24 +1,21 @@
-// One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due, plan()
-// again with its verdict, apply the actions. All decisions are in src/rollout/plan.ts.
+// One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due
+// (controller/checks.ts), plan() again with its verdict, apply the actions. All decisions are in
+// src/rollout/plan.ts.
 import { AppsV1Api, BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
-import { CredentialsError, GATE_CREDENTIALS_LABEL, loadCredentials } from '../src/k8s/credentials.js';
 import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
 import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { selectorMatches } from '../src/k8s/selector.js';
-import { credentialsAllowed, listed } from '../src/prometheus/allowed.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
-import { httpGate, type HttpGateCall } from '../src/http-gate/client.js';
-import { queryGate, querySamples, type GateQuery } from '../src/prometheus/client.js';
-import { judgeComparison } from '../src/analysis/compare.js';
-import { combineVerdicts, type NamedVerdict } from '../src/rollout/gates.js';
+import type { HttpGateCall } from '../src/http-gate/client.js';
+import type { GateQuery } from '../src/prometheus/client.js';
 import { groupOf } from '../src/rollout/groups.js';
 import { notificationsOf, type Notification } from '../src/rollout/notify.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
-import { PHASES, type Action, type BudgetView, type CheckRequest, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type Action, type BudgetView, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
@@ -27,7 +24,7 @@ import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
-import { runJobGates } from './jobs.js';
+import { runChecks } from './checks.js';
 
 /** How often a check whose Job gate's Job still runs looks again. */
 const JOB_POLL_MS = 2000;
@@ -188,7 +185,7 @@ export class Reconciler {
     let checked = false;
     let waitMs: number | undefined;
     if (first.check && first.memory) {
-      const results = await this.check(target, first.check, first.memory);
+      const results = await runChecks(this.d, () => this.writeOptions(), target, first.check, first.memory);
       if ('waiting' in results) {
         // A Job gate's Job runs: the step's memory as it is, and a look again soon (its end is no watch event here).
         memory = first.memory;
@@ -259,93 +256,6 @@ export class Reconciler {
     const budget = (this.d.fence ?? openFence)();
     if (budget <= 0) throw new FenceClosed('the write deadline has passed');
     return withDeadline(Math.min(budget, this.d.requestTimeoutMs ?? 10_000), opt);
-  }
-
-  /**
-   * check runs every gate of one check at once and returns each gate's verdict (dry-run gates marked);
-   * the planner's recordCheck decides what they mean. Events and metrics say what was measured.
-   * `waiting`: an enforced Job gate's Job is still running (or waits its turn), so there is no check to
-   * count yet: neither a pass nor a reset. Job gates go first, so nothing else is asked meanwhile.
-   */
-  private async check(t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[] | { waiting: string[] }> {
-    const labels = { namespace: t.namespace, statefulset: t.name };
-    const dryRun = new Set(req.dryRun ?? []);
-    let fromJobs: NamedVerdict[] = [];
-    if (req.jobs && req.jobs.length > 0) {
-      if (this.d.batch) {
-        const jobs = await runJobGates({ batch: this.d.batch, events: this.d.events, log: this.d.log.child({ namespace: t.namespace, name: t.name }), read: () => withDeadline(this.d.requestTimeoutMs ?? 10_000), write: () => this.writeOptions() }, t, req.jobs, dryRun, (this.d.now ?? Date.now)());
-        const waiting = jobs.pending.filter((n) => !dryRun.has(n));
-        if (waiting.length > 0) return { waiting };
-        fromJobs = jobs.results;
-      } else fromJobs = req.jobs.map((j) => ({ name: j.name, verdict: { result: 'error', detail: 'this controller runs no Job gates (no batch/v1 client)' } }));
-    }
-    let results: NamedVerdict[];
-    const end = this.d.metrics.checkDuration.startTimer(labels);
-    let errorReason = 'PrometheusError';
-    try {
-      const opts = withDeadline(this.d.requestTimeoutMs ?? 10_000);
-      // The planner refuses credentials to an unlisted URL (Invalid); checked here again, so that no
-      // path through this shell can send a Secret's token where the operator did not allow it.
-      const allowedPrometheus = this.d.allowedPrometheusUrls ?? [];
-      const allowedGates = this.d.allowedGateUrls ?? [];
-      if (req.secretName && req.prometheusUrl && !credentialsAllowed(req.prometheusUrl, allowedPrometheus, this.d.defaultPrometheusUrl)) throw new CredentialsError(`credentials withheld: ${req.prometheusUrl} is not on --allowed-prometheus-urls`);
-      const unlisted = req.httpSecretName ? req.http?.find((g) => !credentialsAllowed(g.url, allowedGates)) : undefined;
-      if (unlisted) throw new CredentialsError(`credentials withheld: HTTP gate ${unlisted.name} is not on --allowed-gate-urls`);
-      const [credentials, httpCredentials] = await Promise.all([
-        req.secretName ? loadCredentials(this.d.core, t.namespace, req.secretName, opts) : undefined,
-        req.httpSecretName ? loadCredentials(this.d.core, t.namespace, req.httpSecretName, opts, GATE_CREDENTIALS_LABEL) : undefined,
-      ]);
-      // Every gate at once: a check takes as long as its slowest request, not their sum.
-      const prometheus = req.prometheusUrl;
-      const queries = prometheus
-        ? req.gates.map(async (g) => ({
-            name: g.name,
-            verdict: await (this.d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: this.d.prometheusTimeoutMs, ...(this.d.maxGateAnswerBytes ? { maxBytes: this.d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) }),
-          }))
-        : [];
-      const calls = (req.http ?? []).map(async (g) => ({
-        name: g.name,
-        // The start of a failing answer's body is shown only for a URL the operator listed: otherwise an
-        // editor could read what any address the controller reaches answers (Events, status).
-        verdict: await (this.d.http ?? httpGate)({ url: g.url, timeoutMs: this.d.httpGateTimeoutMs ?? this.d.prometheusTimeoutMs, showBody: listed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
-      }));
-      // Comparisons: the same expression for the update revision and the old one, both at once.
-      const comparisons = prometheus
-        ? (req.compare ?? []).map(async (g) => {
-            const sides = await Promise.all(
-              [g.newQuery, g.oldQuery].map((query) => (this.d.samples ?? querySamples)({ prometheusUrl: prometheus, query, timeoutMs: this.d.prometheusTimeoutMs, ...(this.d.maxGateAnswerBytes ? { maxBytes: this.d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) })),
-            );
-            const [n, o] = sides;
-            const failed = sides.findIndex((x) => !Array.isArray(x));
-            const verdict: Verdict = failed >= 0 ? { result: 'error', detail: `${failed === 0 ? 'new' : 'old'} revision: ${(sides[failed] as Verdict).detail}` } : judgeComparison(n as number[], o as number[], g.criteria);
-            return { name: g.name, verdict };
-          })
-        : [];
-      const [fromPrometheus, fromHttp, fromCompare] = await Promise.all([Promise.all(queries), Promise.all(calls), Promise.all(comparisons)]);
-      results = [...fromPrometheus, ...fromCompare, ...fromHttp, ...fromJobs];
-      // Named for what could not be evaluated: Prometheus, or only an HTTP or Job gate.
-      if (![...fromPrometheus, ...fromCompare].some((r) => r.verdict.result === 'error' && !dryRun.has(r.name))) errorReason = 'GateError';
-    } catch (err) {
-      if (!(err instanceof CredentialsError)) throw err;
-      // Every gate is unevaluated for the same reason.
-      const names = [...req.gates, ...(req.compare ?? []), ...(req.http ?? [])].map((g) => g.name);
-      results = [...names.map((name) => ({ name, verdict: { result: 'error' as const, detail: err.message } })), ...fromJobs];
-    }
-    end();
-    for (const r of results) if (dryRun.has(r.name)) r.dryRun = true;
-    const verdict = combineVerdicts(results.filter((r) => !r.dryRun));
-    this.d.metrics.checks.inc({ ...labels, result: verdict.result });
-    for (const r of results) this.d.metrics.gateResults.inc({ ...labels, gate: r.name, result: r.verdict.result, dry_run: r.dryRun ? 'true' : 'false' });
-    if (verdict.result === 'fail') await this.d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, this.writeOptions());
-    if (verdict.result === 'error') await this.d.events.emit(t, 'Warning', errorReason, `gate not evaluated: ${verdict.detail}`, this.writeOptions());
-    if (verdict.result === 'inconclusive') await this.d.events.emit(t, 'Normal', 'CheckInconclusive', `gate inconclusive: ${verdict.detail}`, this.writeOptions());
-    // A dry-run gate that does not pass is told (it is being trialled), never enforced: once per change
-    // of its outcome, not every period.
-    for (const r of results) {
-      const last = before.history?.[r.name]?.at(-1)?.result;
-      if (r.dryRun && r.verdict.result !== 'pass' && r.verdict.result !== last) await this.d.events.emit(t, 'Normal', 'DryRunCheckFailed', `dry-run gate ${r.name} ${r.verdict.result === 'fail' ? 'failed' : r.verdict.result === 'error' ? 'not evaluated' : 'inconclusive'} (not enforced): ${r.verdict.detail}`, this.writeOptions());
-    }
-    return results;
   }
 
   private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger, peers: readonly Peer[] = []): Promise<void> {

@@ -5,7 +5,7 @@
 import { PatchStrategy, setHeaderOptions, type BatchV1Api, type ConfigurationOptions, type V1Job } from '@kubernetes/client-node';
 import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
-import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_LABEL, JOB_PARTITION, JOB_REVISION, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
+import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_HOOK, JOB_LABEL, JOB_PARTITION, JOB_REVISION, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { Logger } from '../src/runtime/logger.js';
 
@@ -26,14 +26,15 @@ export interface JobGateResults {
 }
 
 /** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
-export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number): Promise<JobGateResults> {
+export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number, kind: 'gate' | 'hook' = 'gate'): Promise<JobGateResults> {
   const owner = { namespace: t.namespace, name: t.name, uid: t.uid };
   let views: JobView[];
   try {
     const list = await d.batch.listNamespacedJob({ namespace: t.namespace, labelSelector: `${JOB_LABEL}=${labelValue(t.name)}` }, d.read());
-    views = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner) ?? []);
+    // A gate's Jobs and a member hook's are decided apart: neither stops nor waits for the other's.
+    views = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner) ?? []).filter((v) => v.hook === (kind === 'hook'));
   } catch (err) {
-    const why = `cannot list the check Jobs: ${apiErrorMessage(err)}`;
+    const why = `cannot list the ${kind === 'hook' ? 'hook' : 'check'} Jobs: ${apiErrorMessage(err)}`;
     return { results: checks.map((c) => ({ name: c.name, verdict: { result: 'error', detail: why } })), pending: [] };
   }
   const decision = decideJobs(views, checks, owner, dryRun, nowMs);
@@ -70,8 +71,9 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
       }
     }
     if (created) {
-      d.log.info({ job: job.metadata.name, gate }, 'check Job started');
-      await d.events.emit(t, 'Normal', 'JobCheckStarted', `started Job ${job.metadata.name} for gate ${gate} (revision ${job.metadata.annotations[JOB_REVISION]}, partition ${job.metadata.annotations[JOB_PARTITION]})`, d.write());
+      d.log.info({ job: job.metadata.name, [kind]: gate }, `${kind === 'hook' ? 'hook' : 'check'} Job started`);
+      const what = kind === 'hook' ? `${job.metadata.annotations[JOB_HOOK]} hook ${gate}` : `gate ${gate}`;
+      await d.events.emit(t, 'Normal', kind === 'hook' ? 'HookStarted' : 'JobCheckStarted', `started Job ${job.metadata.name} for ${what} (revision ${job.metadata.annotations[JOB_REVISION]}, partition ${job.metadata.annotations[JOB_PARTITION]}); its logs: kubectl logs -n ${t.namespace} job/${job.metadata.name}`, d.write());
     }
   }
   return { results, pending };

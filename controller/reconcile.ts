@@ -25,6 +25,8 @@ import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
 import { runChecks } from './checks.js';
+import { runHooks } from './hooks.js';
+import type { HookOutcome } from '../src/rollout/hooks.js';
 
 /** How often a check whose Job gate's Job still runs looks again. */
 const JOB_POLL_MS = 2000;
@@ -197,8 +199,14 @@ export class Reconciler {
       }
       checked = true;
     }
+    // Member hooks the step waits for (controller/hooks.ts): their outcomes go to the planner as data.
+    let outcomes: HookOutcome[] | undefined;
+    if (first.hooks && !checked) {
+      outcomes = await runHooks({ ...this.d, log, write: () => this.writeOptions() }, target, first.hooks, now());
+      if (outcomes.some((o) => o.result === 'running')) waitMs = JOB_POLL_MS;
+    }
     // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
-    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log)) : await this.decide(key, snap, memory, checked, target, log, checked ? undefined : first);
+    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, checked || outcomes ? undefined : first, outcomes);
     return waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
   }
 
@@ -208,7 +216,7 @@ export class Reconciler {
    * revision, a gate edit, a pod going down or another member's step meanwhile drops the verdict.
    * `planned` is a plan already made on `snap` (nothing awaited since), reused as it is.
    */
-  private async decide(key: string, snap: Snapshot, memory: Memory | undefined, checked: boolean, target: EventTarget, log: Logger, planned?: PlanResult): Promise<number | undefined> {
+  private async decide(key: string, snap: Snapshot, memory: Memory | undefined, checked: boolean, target: EventTarget, log: Logger, planned?: PlanResult, hookOutcomes?: HookOutcome[]): Promise<number | undefined> {
     const [namespace, name] = key.split('/') as [string, string];
     const now = this.d.now ?? Date.now;
     let r = planned;
@@ -222,7 +230,7 @@ export class Reconciler {
       }
       if (fresh.groupKey !== snap.groupKey) throw new Requeue('the rollout group changed; looking again');
       s = fresh;
-      r = this.planFor(s, now(), memory);
+      r = this.planFor(s, now(), memory, hookOutcomes);
     }
     try {
       await this.apply(key, s.sts, target, r, log, s.peers);
@@ -242,8 +250,8 @@ export class Reconciler {
   }
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
-  private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined): PlanResult {
-    return plan({ sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+  private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

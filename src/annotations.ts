@@ -4,6 +4,7 @@
 import { CRITERIA_HELP, parseCriteria, type CompareCriteria } from './analysis/criteria.js';
 import { placeholderProblem, urlProblem, type GateTemplate, type HttpGateTemplate } from './gate-templates.js';
 import type { JobGateTemplate } from './jobs/template.js';
+import type { HookTemplate } from './hooks/template.js';
 
 /** PREFIX is the annotation prefix of every key the product reads or writes. */
 export const PREFIX = 'phased-rollout.io/';
@@ -93,6 +94,8 @@ export interface RolloutConfig {
   compareGates: CompareTemplate[];
   /** The Job gates: only from gate policies (phased-rollout.io/gates), never an annotation. */
   jobGates: JobGateTemplate[];
+  /** Member hooks (only policies have them: src/hooks/template.ts). */
+  hooks: HookTemplate[];
   /** Gates (by name: query, query.<name>, http.<name>, compare.<name>) recorded but never enforced. */
   dryRun: string[];
   /** Checks in a row that could not be evaluated before the rollout fails (0: never). */
@@ -264,7 +267,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   rejectUnknownKeys(a, problems);
 
   if (problems.length > 0) return { optIn, ok: false, problems };
-  const config: RolloutConfig = { ...ints, gates, httpGates, compareGates, jobGates: [], dryRun, policyRefs, paused, standardRollingUpdate, respectPdb, onFailure };
+  const config: RolloutConfig = { ...ints, gates, httpGates, compareGates, jobGates: [], hooks: [], dryRun, policyRefs, paused, standardRollingUpdate, respectPdb, onFailure };
   if (httpSecret !== undefined) config.httpSecret = httpSecret;
   if (prometheusUrl !== undefined) config.prometheusUrl = prometheusUrl;
   if (prometheusSecret !== undefined) config.prometheusSecret = prometheusSecret;

@@ -4,7 +4,7 @@ const owner = { namespace: 'db', name: 'etcd', uid: 'u-1' };
 const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } } } };
 const check = (over: Partial<JobCheck> = {}): JobCheck => ({ name: 'p/job.smoke', runs: 'step', timeoutSeconds: 60, template, revision: 'r2', partition: 2, pod: 'etcd-2', pods: 'etcd-0:u0,etcd-1:u1,etcd-2:u2', ...over });
 const NOW = Date.parse('2026-01-01T00:10:00Z');
-const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, key: stepKey(check()), checked: false, deleting: false, createdMs: NOW - 5000, deadlineSeconds: 60, resourceVersion: '7', ...over });
+const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, key: stepKey(check()), checked: false, hook: false, deleting: false, createdMs: NOW - 5000, deadlineSeconds: 60, resourceVersion: '7', ...over });
 const decide = (existing: JobView[], checks: JobCheck[], dryRun: string[] = []) => decideJobs(existing, checks, owner, new Set(dryRun), NOW);
 const pass = { result: 'pass' as const, detail: 'Job j succeeded', value: 'Complete' };
 const fail = { result: 'fail' as const, detail: 'Job j failed', value: 'Failed' };

@@ -21,6 +21,8 @@ export const JOB_GATE = 'phased-rollout.io/gate';
 export const JOB_REVISION = 'phased-rollout.io/revision';
 export const JOB_PARTITION = 'phased-rollout.io/partition';
 export const JOB_RUN = 'phased-rollout.io/run';
+/** On a member hook's Job: `prepare` or `settle` (src/rollout/hooks.ts); a gate's Job has none. */
+export const JOB_HOOK = 'phased-rollout.io/hook';
 /**
  * What the step's Job judged: the pods as they were (each one's UID and Ready time) and the gate as
  * written. A pod that went down or was replaced, a retry after a rollback, an edited template: another
@@ -47,6 +49,8 @@ export interface JobView {
   run: number;
   key: string;
   checked: boolean;
+  /** A member hook's Job, not a gate's. */
+  hook: boolean;
   deleting: boolean;
   /** When the API server created it, and its activeDeadlineSeconds. */
   createdMs: number;
@@ -81,6 +85,7 @@ export function jobView(job: { metadata?: Record<string, any>; spec?: Record<str
     run: Number(a[JOB_RUN]) || 0,
     key: typeof a[JOB_KEY] === 'string' ? a[JOB_KEY] : '',
     checked: m.labels?.[JOB_CHECKED] === 'true',
+    hook: typeof a[JOB_HOOK] === 'string',
     deleting: Boolean(m.deletionTimestamp),
     createdMs: Date.parse(m.creationTimestamp ?? '') || 0,
     deadlineSeconds: Number(job.spec?.activeDeadlineSeconds) || 0,
@@ -175,7 +180,7 @@ export function stepKey(c: JobCheck): string {
 /** jobName is a Job's name: the StatefulSet's, shortened, and a hash of the run (≤ 63, a pod label value). */
 export function jobName(c: JobCheck, owner: Owner, run: number): string {
   const h = createHash('sha256').update(JSON.stringify([owner.uid, c.name, c.revision, c.partition, stepKey(c), run])).digest('hex').slice(0, 10);
-  return `${owner.name.slice(0, 46).replace(/[-.]+$/, '')}-check-${h}`;
+  return `${owner.name.slice(0, 46).replace(/[-.]+$/, '')}-${c.hook ? 'hook' : 'check'}-${h}`;
 }
 
 /** labelValue is a StatefulSet name as a label value (a hash when the name is not one). */
@@ -200,7 +205,8 @@ export function jobFor(c: JobCheck, owner: Owner, run: number): Record<string, a
     { name: 'PHASED_ROLLOUT_REVISION', value: c.revision },
     { name: 'PHASED_ROLLOUT_PARTITION', value: String(c.partition) },
     { name: 'PHASED_ROLLOUT_POD', value: c.pod },
-    { name: 'PHASED_ROLLOUT_GATE', value: c.name },
+    { name: c.hook ? 'PHASED_ROLLOUT_HOOK' : 'PHASED_ROLLOUT_GATE', value: c.name },
+    ...Object.entries(c.env ?? {}).map(([name, value]) => ({ name, value })),
   ];
   for (const ctr of podSpec.containers as Record<string, any>[]) ctr.env = [...env.filter((e) => !(ctr.env ?? []).some((x: { name: string }) => x.name === e.name)), ...(ctr.env ?? [])];
   return {
@@ -210,7 +216,7 @@ export function jobFor(c: JobCheck, owner: Owner, run: number): Record<string, a
       name: jobName(c, owner, run),
       namespace: owner.namespace,
       labels: { ...(t.metadata?.labels ?? {}), 'app.kubernetes.io/managed-by': 'phased-rollout', [JOB_LABEL]: labelValue(owner.name) },
-      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_KEY]: stepKey(c), [JOB_RUN]: String(run) },
+      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_KEY]: stepKey(c), [JOB_RUN]: String(run), ...(c.hook ? { [JOB_HOOK]: c.hook } : {}) },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: owner.name, uid: owner.uid }],
     },
     spec: {

@@ -29,6 +29,10 @@ export interface JobCheck extends JobGateTemplate {
   pod: string;
   /** Every pod's identity and Ready time at the check: a Job's pass stands for these pods only. */
   pods: string;
+  /** Set for a member hook's Job (prepare or settle): kept apart from the gates' Jobs. */
+  hook?: 'prepare' | 'settle';
+  /** More of the Job's environment (a hook's context). */
+  env?: Record<string, string>;
 }
 
 export const DEFAULT_JOB_TIMEOUT_SECONDS = 600;

@@ -1,4 +1,4 @@
-// One GET with a deadline, optional bearer/basic auth and a per-request CA, reading at most a bounded
+// One GET (or a POST of a small JSON body) with a deadline, optional bearer/basic auth and a per-request CA, reading at most a bounded
 // body. Shared by the Prometheus query and the HTTP gate. node:http(s) rather than fetch: fetch cannot
 // take a per-request CA without an extra dependency. Redirects are not followed (a gate URL is checked
 // against the allow-list; a redirect could lead anywhere).
@@ -22,6 +22,8 @@ export interface GetOptions {
   maxBody: number;
   /** Past maxBody: give up with an error (a query answer must be whole), or keep what was read. */
   overflow: 'error' | 'truncate';
+  /** A JSON body to POST instead of a GET (an HTTP hook says what it acts on); never followed either. */
+  postJson?: unknown;
 }
 
 /** GetResult is an answer that arrived (any status), or why none did. */
@@ -43,7 +45,9 @@ export function boundedGet(url: URL, o: GetOptions): Promise<GetResult> {
         resolve(v);
       }
     };
-    const req = send(url, { method: 'GET', headers, ...(url.protocol === 'https:' && c?.ca ? { ca: c.ca } : {}) }, (res) => {
+    const body = o.postJson === undefined ? undefined : JSON.stringify(o.postJson);
+    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+    const req = send(url, { method: body === undefined ? 'GET' : 'POST', headers, ...(url.protocol === 'https:' && c?.ca ? { ca: c.ca } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const finish = () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });
@@ -66,6 +70,6 @@ export function boundedGet(url: URL, o: GetOptions): Promise<GetResult> {
       done({ error: `timed out after ${o.timeoutMs} ms` });
     }, o.timeoutMs);
     req.on('error', (e: NodeJS.ErrnoException) => done({ error: e.code ? `${e.code}: ${e.message}` : e.message }));
-    req.end();
+    req.end(body);
   });
 }

@@ -55,6 +55,7 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     httpGates: [...cfg.httpGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.http))],
     compareGates: [...cfg.compareGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.compare))],
     jobGates: [...cfg.jobGates, ...policies.flatMap(({ ref, policy }) => named(ref, policy.jobs))],
+    hooks: [...cfg.hooks, ...policies.flatMap(({ ref, policy }) => named(ref, policy.hooks ?? []))],
     dryRun: [...cfg.dryRun, ...policies.flatMap(({ ref, policy }) => policy.dryRun.map((n) => `${ref}/${n}`))],
   };
   for (const key of TIMING) {

@@ -15,14 +15,15 @@ describe('parsePolicySpec', () => {
       http: [{ name: 'http.consul', url: 'http://consul:8500/v1/health/{{pod}}' }],
       compare: [{ name: 'compare.errors', query: 'rate(e{rev="{{revision}}"}[1m])', criteria: expect.objectContaining({ maxRatio: 1.2 }) }],
       jobs: [],
+      hooks: [],
       dryRun: ['compare.errors'],
       timing: { periodSeconds: 5, failureThreshold: 12 },
     });
   });
 
   it.each([
-    [{}, ['spec: at least one gate in queries, http, compare or jobs']],
-    [null, ['spec: at least one gate in queries, http, compare or jobs']],
+    [{}, ['spec: at least one gate in queries, http, compare or jobs, or a hook in hooks']],
+    [null, ['spec: at least one gate in queries, http, compare or jobs, or a hook in hooks']],
     [{ queries: 'up' }, ['spec.queries: a list']],
     [{ queries: [{ name: 'Bad', query: 'up' }] }, ['spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)']],
     [{ queries: [{ name: 'a', query: 'up' }, { name: 'a', query: 'up' }] }, ['spec.queries[1].name: a is used twice']],
@@ -37,11 +38,31 @@ describe('parsePolicySpec', () => {
     [{ queries: Array.from({ length: 11 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }, ['spec: at most 10 gates in all (11)']],
     [{ jobs: [{ name: 'smoke', runs: 'sometimes', template: { spec: { template: { spec: { containers: [{}] } } } } }] }, ['spec.jobs[0].runs: step (once per step, the default) or check (at every check)']],
     [{ jobs: [{ name: 'smoke', template: {} }] }, ['spec.jobs[0].template: a Job template with a spec (batch/v1 JobSpec)']],
+    [{ hooks: [{ name: 'switchover', when: 'before', url: 'http://hooks/switchover' }] }, ['spec.hooks[0].when: prepare (before a pod is replaced) or settle (after it is back on the new revision)']],
+    [{ hooks: [{ name: 'switchover', when: 'prepare' }] }, ['spec.hooks[0]: exactly one of template (a Job) or url (an HTTP POST)']],
+    [{ hooks: [{ name: 'switchover', when: 'prepare', url: 'http://hooks/x', template: { spec: { template: { spec: { containers: [{ name: 'h', image: 'x' }] } } } } }] }, ['spec.hooks[0]: exactly one of template (a Job) or url (an HTTP POST)']],
+    [{ hooks: [{ name: 'switchover', when: 'prepare', url: 'http://hooks/{{pod}}' }] }, ['spec.hooks[0].url: no placeholders (the POST\'s body says what the hook acts on)']],
+    [{ hooks: [{ name: 'switchover', when: 'prepare', url: 'http://hooks/x', timeoutSeconds: 600 }] }, ['spec.hooks[0].timeoutSeconds: an integer from 1 to 120 for an HTTP hook']],
+    [{ hooks: [{ name: 'switchover', when: 'prepare', template: { spec: {} } }] }, ['spec.hooks[0].template.spec.template.spec.containers: at least one container']],
+    [{ hooks: [{ name: 'a', when: 'prepare', url: 'http://hooks.db/a' }, { name: 'a', when: 'settle', url: 'http://hooks.db/a' }] }, ['spec.hooks[1].name: a is used twice']],
+    [{ hooks: Array.from({ length: 5 }, (_, i) => ({ name: `h${i}`, when: 'prepare', url: 'http://hooks.db/a' })) }, ['spec.hooks: at most 4 (5)']],
   ])('%j is refused: %j', (spec, problems) => expect(parsePolicySpec(spec)).toEqual(problems));
 
   it('reads a Job gate: once per step unless it says, with its timeout', () => {
     const template = { spec: { template: { spec: { containers: [{ name: 'check', image: 'busybox', command: ['true'] }] } } } };
     const p = parsePolicySpec({ jobs: [{ name: 'smoke', template }, { name: 'verify', runs: 'check', timeoutSeconds: 30, template, dryRun: true }] });
     expect(p).toMatchObject({ jobs: [{ name: 'job.smoke', runs: 'step', timeoutSeconds: 600, template }, { name: 'job.verify', runs: 'check', timeoutSeconds: 30 }], dryRun: ['job.verify'] });
+  });
+
+  it('reads hooks: a Job or an HTTP POST, prepare or settle, a policy of hooks alone', () => {
+    const template = { spec: { template: { spec: { containers: [{ name: 'h', image: 'x' }] } } } };
+    const p = parsePolicySpec({ hooks: [{ name: 'switchover', when: 'prepare', timeoutSeconds: 120, template }, { name: 'caught-up', when: 'settle', url: 'http://hooks.db/settle' }] });
+    expect(p).toMatchObject({
+      hooks: [
+        { name: 'hook.switchover', when: 'prepare', timeoutSeconds: 120, template },
+        { name: 'hook.caught-up', when: 'settle', timeoutSeconds: 30, url: 'http://hooks.db/settle' },
+      ],
+      queries: [],
+    });
   });
 });

@@ -6,6 +6,7 @@ import { compareQueryProblem, GATE_NAME, INTEGER_BOUNDS, queryProblem, type Comp
 import { CRITERIA_HELP, parseCriteria } from '../analysis/criteria.js';
 import { urlProblem, type GateTemplate, type HttpGateTemplate } from '../gate-templates.js';
 import { parseJobGate, type JobGateTemplate } from '../jobs/template.js';
+import { MAX_POLICY_HOOKS, parseHook, type HookTemplate } from '../hooks/template.js';
 
 /** GROUP and VERSION of the policy resources. */
 export const POLICY_GROUP = 'phased-rollout.io';
@@ -22,6 +23,8 @@ export interface GatePolicy {
   compare: CompareTemplate[];
   /** Job gates (only policies have them: a Job template is no annotation). */
   jobs: JobGateTemplate[];
+  /** Member hooks (`hook.<name>`): Jobs or HTTP POSTs around each pod's replacement (src/hooks/template.ts). */
+  hooks: HookTemplate[];
   /** Names (query.<name>, http.<name>, compare.<name>, job.<name>) of its dry-run gates. */
   dryRun: string[];
   timing: Partial<Record<TimingKey, number>>;
@@ -48,7 +51,7 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     }
     return v.map((x) => (x && typeof x === 'object' ? x : {}) as Item);
   };
-  const out: GatePolicy = { queries: [], http: [], compare: [], jobs: [], dryRun: [], timing: {} };
+  const out: GatePolicy = { queries: [], http: [], compare: [], jobs: [], hooks: [], dryRun: [], timing: {} };
   const seen = new Set<string>();
   const each = (field: string, kind: string, check: (item: Item, at: string) => string | undefined, add: (name: string, item: Item) => void) => {
     list(field).forEach((item, i) => {
@@ -89,8 +92,16 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     },
     (name, it) => out.jobs.push(parseJobGate(name, it, '') as JobGateTemplate),
   );
+  list('hooks').forEach((item, i) => {
+    const at = `spec.hooks[${i}]`;
+    const h = parseHook(item, at);
+    if (typeof h === 'string') return void problems.push(h);
+    if (out.hooks.some((x) => x.name === h.name)) return void problems.push(`${at}.name: ${h.name.slice('hook.'.length)} is used twice`);
+    out.hooks.push(h);
+  });
+  if (out.hooks.length > MAX_POLICY_HOOKS) problems.push(`spec.hooks: at most ${MAX_POLICY_HOOKS} (${out.hooks.length})`);
   const count = out.queries.length + out.http.length + out.compare.length + out.jobs.length;
-  if (count === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs');
+  if (count === 0 && out.hooks.length === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs, or a hook in hooks');
   if (count > MAX_POLICY_GATES) problems.push(`spec: at most ${MAX_POLICY_GATES} gates in all (${count})`);
   for (const key of TIMING) {
     const v = s[key];

@@ -26,6 +26,9 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
   const gateUrls = cfg.httpGates.map((g) => ({ gate: g, url: renderUrl(g.url, here) }));
   const refused = gateUrls.find((u) => !urlAllowed(u.url, allowedGates))?.gate;
   if (refused) return { invalid: `HTTP gate ${refused.name} URL ${refused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}` };
+  // HTTP hooks go only where HTTP gates may (the same list): a hook POSTs what it acts on.
+  const hookRefused = cfg.hooks.find((h) => h.url !== undefined && !urlAllowed(h.url, allowedGates));
+  if (hookRefused) return { invalid: `hook ${hookRefused.name} URL ${hookRefused.url} is not allowed: use a URL under one of the controller's --allowed-gate-urls: ${allowedGates.join(', ')}` };
   const unlisted = cfg.httpSecret ? gateUrls.find((u) => !credentialsAllowed(u.url, allowedGates))?.gate : undefined;
   if (unlisted) return { invalid: `${KEYS.httpSecret} is sent only to URLs under the controller's --allowed-gate-urls (Helm value allowedGateUrls); HTTP gate ${unlisted.name} URL ${unlisted.url} is not under one` };
   return {

@@ -11,6 +11,7 @@ import { stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
 import type { PolicyProblem } from '../policies/merge.js';
 import { finish, gateFingerprint, giveUp, waitAtZero, type Ctx } from './context.js';
+import { prepareStep, releasedRecord, settleStep } from './hook-steps.js';
 import type { CheckRequest, GateHistory, Memory, PlanInput, PlanResult, PodView } from './types.js';
 
 /**
@@ -175,6 +176,11 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   }
   if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: { ...m, streak: 0 }, requeueAfterMs: wakeAt - nowMs });
 
+  // The settle hooks of the pods the last step released, now back on this revision (src/rollout/hook-steps.ts).
+  const settling = settleStep(c, cfg, m, p, byIndex);
+  if (settling && 'settled' in settling) m = settling.settled;
+  else if (settling) return settling;
+
   // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
   // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
   const target = stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision);
@@ -226,9 +232,14 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
+    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k }));
+    const released = releasedPods.map((x) => x.name);
+    // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
+    const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);
+    if (preparing) return preparing;
     used();
+    Object.assign((c.status ??= {}), releasedRecord(cfg, c.revision, to, released));
     c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm, ...(cfg.group ? { peers: true as const } : {}) });
-    const released = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => `${sts.name}-${to + k + sts.ordinalsStart}`);
     const after = promoted ? 'promotion by a user after inconclusive checks' : `${m.streak}/${cfg.successThreshold} passing checks`;
     c.actions.push({ type: 'event', eventType: 'Normal', reason: 'PartitionLowered', message: `partition ${sts.partition} -> ${to} after ${after} of revision ${c.revision}; ${rolls}${ofStage}`, pods: released });
     const nextMemory: Memory = { step: `${c.revision}@${to}#${gateFingerprint(cfg, check)}`, revision: c.revision, seenAtMs: m.seenAtMs, streak: 0, failures: 0, replicas: sts.replicas, progressAtMs: nowMs, ...keepHistory(m) };
@@ -237,7 +248,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
 
   // Node-written Ready times may be skewed from this clock: the delay counts from the later of the
   // pods' own time and when this process saw them as they are now.
-  const bakeUntil = Math.max(lastAvailable, m.seenAtMs, podsSeenAtMs) + cfg.initialDelaySeconds * 1000;
+  const bakeUntil = Math.max(lastAvailable, m.seenAtMs, podsSeenAtMs, m.settledAtMs ?? 0) + cfg.initialDelaySeconds * 1000;
   if (nowMs < bakeUntil) {
     return finish(c, 'Baking', `waiting ${cfg.initialDelaySeconds}s after the last pod became available before checking`, { memory: m, requeueAfterMs: bakeUntil - nowMs });
   }

@@ -772,7 +772,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(missing.check).toBeUndefined();
     expect(partitionMoves(missing)).toEqual([]);
     expect(statusOf(missing)?.message).toBe('gate policy RolloutGate quorum (phased-rollout.io/gates) not found; the rollout holds until it exists');
-    const quorum = { queries: [{ name: 'query.leader', query: 'leader{pod="{{pod}}"} == 1' }], http: [], compare: [], jobs: [], dryRun: [], timing: { successThreshold: 2 } };
+    const quorum = { queries: [{ name: 'query.leader', query: 'leader{pod="{{pod}}"} == 1' }], http: [], compare: [], jobs: [], hooks: [], dryRun: [], timing: { successThreshold: 2 } };
     const withPolicy = (q: typeof quorum, m?: Memory) => plan({ ...input(s, p, T0, m), policies: { quorum: q } });
     const r = withPolicy(quorum);
     expect(r.check?.gates).toEqual([{ name: 'quorum/query.leader', query: 'leader{pod="db-2"} == 1' }]);
@@ -790,7 +790,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     const s = sts({ ann, partition: 2, status: { phase: 'Checking', partition: 2 } });
     const p = pods(['old', 'old', 'new']);
     const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox' }] } } } };
-    const smoke = { queries: [], http: [], compare: [], jobs: [{ name: 'job.check', runs: 'step' as const, timeoutSeconds: 60, template }], dryRun: [], timing: {} };
+    const smoke = { queries: [], http: [], compare: [], jobs: [{ name: 'job.check', runs: 'step' as const, timeoutSeconds: 60, template }], hooks: [], dryRun: [], timing: {} };
     const r = plan({ ...input(s, p), policies: { smoke } });
     expect(r.check?.jobs).toEqual([{ name: 'smoke/job.check', runs: 'step', timeoutSeconds: 60, template, revision: 'new', partition: 2, pod: 'db-2', pods: expect.stringContaining('uid-2@') }]);
     const one = recordCheck(r.memory!, [{ name: 'smoke/job.check', verdict: { result: 'pass', detail: 'Job succeeded' } }], T0);

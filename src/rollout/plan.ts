@@ -10,6 +10,7 @@ import { checkEndpoints } from './endpoints.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import { finish, rollback, waitAtZero, type Ctx } from './context.js';
 import { forward, policyHold } from './forward.js';
+import { revertStep } from './hook-steps.js';
 import type { Memory, PlanInput, PlanResult, PodView } from './types.js';
 
 export { recordCheck, recordVerdict } from './outcomes.js';
@@ -110,13 +111,16 @@ export function plan(given: PlanInput): PlanResult {
     if (stale.length === 0) {
       return finish(c, 'RollingBack', `every pod on revision ${revision}; waiting for the StatefulSet controller to make it current`, { memory: input.memory, requeueAfterMs: 1000 }, sts.partition);
     }
-    if (sts.partition !== 0) c.actions.push({ type: 'setPartition', from: sts.partition, to: 0 });
     for (const p of stale) {
       if (!p.ready && !p.deleting) {
         c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'RollbackPodDeleted', message: `deleted not-ready pod ${p.name} on revision ${p.revision} so it comes back on ${revision}` });
       }
     }
     const reverting: Memory = { step: `${revision}@revert`, revision, seenAtMs: input.nowMs, streak: 0, failures: 0, reverting: true };
+    // With prepare hooks, one pod at a time, each after its hooks (src/rollout/hook-steps.ts).
+    const hooked = policyProblem ? undefined : revertStep(c, cfg, stale, byIndex, reverting);
+    if (hooked) return hooked;
+    if (sts.partition !== 0) c.actions.unshift({ type: 'setPartition', from: sts.partition, to: 0 });
     return finish(c, 'RollingBack', `restoring ${stale.length} pod(s) to known-good revision ${revision} without gates`, { memory: reverting }, 0);
   }
 

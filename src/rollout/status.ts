@@ -33,6 +33,8 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   promotionRefused: isText,
   holdPods: isText,
   history: isHistory,
+  hooksDone: (v) => Array.isArray(v) && v.length <= 64 && v.every(isText),
+  released: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && Array.isArray((v as { pods?: unknown }).pods) && ((v as { pods: unknown[] }).pods).every(isText),
 };
 
 /**
@@ -64,7 +66,12 @@ export function readStatus(annotations: Record<string, string>): RolloutStatus |
  * step; the count of a repeated outcome is brought up to date by the next write.
  */
 export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStatus): boolean {
-  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.unverifiedRevision !== next.unverifiedRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.holdPods !== next.holdPods || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || (next.streak ?? 0) > (prev.streak ?? 0);
+  return !prev || prev.phase !== next.phase || prev.partition !== next.partition || prev.revision !== next.revision || prev.gate !== next.gate || prev.replicas !== next.replicas || prev.promotion !== next.promotion || prev.previousRevision !== next.previousRevision || prev.unverifiedRevision !== next.unverifiedRevision || prev.waitingToStart !== next.waitingToStart || prev.reason !== next.reason || prev.promoted !== next.promoted || prev.hold !== next.hold || prev.holdPods !== next.holdPods || prev.promotionRefused !== next.promotionRefused || historyShape(prev.history) !== historyShape(next.history) || (next.phase === 'Queued' && prev.message !== next.message) || hooksChanged(prev, next) || (next.streak ?? 0) > (prev.streak ?? 0);
+}
+
+/** hooksChanged: a member hook finished, or the hooks under way say something new (each run's state is written once). */
+function hooksChanged(prev: RolloutStatus, next: RolloutStatus): boolean {
+  return (prev.hooksDone ?? []).join(' ') !== (next.hooksDone ?? []).join(' ') || prev.released?.step !== next.released?.step || (next.hooksDone !== undefined && prev.message !== next.message);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

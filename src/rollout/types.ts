@@ -3,6 +3,7 @@
 import type { CompareCriteria } from '../analysis/criteria.js';
 import type { PolicyLookup } from '../policies/merge.js';
 import type { JobCheck } from '../jobs/template.js';
+import type { HookOutcome, HookRequest } from './hooks.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
 export type Phase = 'Idle' | 'Queued' | 'WaitingForPods' | 'Baking' | 'Checking' | 'RollingBack' | 'RolledBack' | 'Paused' | 'Failed' | 'Completed' | 'Bypassed' | 'Invalid';
@@ -68,6 +69,10 @@ export interface RolloutStatus {
   promotionRefused?: string;
   /** The last measurements of each gate of this revision, newest last (src/rollout/history.ts). */
   history?: GateHistory;
+  /** The member hooks (src/rollout/hooks.ts) that succeeded for the step under way, by run key: none is run again. */
+  hooksDone?: string[];
+  /** The pods the last step released, while their settle hooks are to run (`step`: `<revision>@<partition>`). */
+  released?: { step: string; pods: string[] };
 }
 
 /**
@@ -192,6 +197,8 @@ export interface Memory {
   reverting?: boolean;
   /** The last progress of this rollout (first seen, or a partition step), for progress-deadline-seconds. */
   progressAtMs?: number;
+  /** When the settle hooks of the last step were done: the initial delay counts from here too. */
+  settledAtMs?: number;
 }
 
 /** CheckRequest asks the shell to query the gates now: every one, placeholders filled in; all must pass. */
@@ -267,6 +274,8 @@ export interface PlanInput {
    * available for the StatefulSet's status to count the ready and updated pods the cache shows.
    */
   statusSyncWaitMs?: number;
+  /** What the shell read of the member hooks the last plan asked for (src/rollout/hooks.ts). */
+  hookOutcomes?: HookOutcome[];
 }
 
 /** PlanResult is what to do now and when to look again. */
@@ -275,6 +284,8 @@ export interface PlanResult {
   actions: Action[];
   memory?: Memory;
   check?: CheckRequest;
+  /** Member hooks to run (or look at) now, before the step they prepare or after the one they settle. */
+  hooks?: HookRequest;
   /** Look again after this long even if nothing changes (delays, check periods). */
   requeueAfterMs?: number;
 }

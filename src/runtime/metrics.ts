@@ -53,6 +53,7 @@ export interface ControllerMetrics {
   phase: Gauge<'namespace' | 'statefulset' | 'phase'>;
   checks: Counter<'namespace' | 'statefulset' | 'result'>;
   gateResults: Counter<'namespace' | 'statefulset' | 'gate' | 'result' | 'dry_run'>;
+  hookRuns: Counter<'namespace' | 'statefulset' | 'hook' | 'when' | 'result'>;
   replicas: Gauge<'namespace' | 'statefulset'>;
   checkDuration: Histogram<'namespace' | 'statefulset'>;
   steps: Counter<'namespace' | 'statefulset'>;
@@ -74,6 +75,12 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       name: 'phased_rollout_gate_results_total',
       help: 'Outcomes of each gate (query, query.<name>, http.<name>, compare.<name>) by result; dry_run="true" for gates that are recorded, never enforced.',
       labelNames: [...per, 'gate', 'result', 'dry_run'],
+      registers: [registry],
+    }),
+    hookRuns: new Counter({
+      name: 'phased_rollout_hook_runs_total',
+      help: 'Finished runs of member hooks (prepare, settle) by result: pass, fail (counted as a failed check), error (timed out or unreachable).',
+      labelNames: [...per, 'hook', 'when', 'result'],
       registers: [registry],
     }),
     checkDuration: new Histogram({

@@ -1,0 +1,120 @@
+// Where member hooks stand in a rollout (src/rollout/hooks.ts decides what is done): the prepare hooks
+// of the pods a forward step releases, right before its partition write; the settle hooks of the pods
+// the last step released, once they are back Ready on the new revision and before the next step's
+// checks; and a revert's prepare hooks, one pod at a time. Each returns the plan while hooks are under
+// way (or one failed), undefined when there is nothing to wait for. Pure, as the planner.
+import type { RolloutConfig } from '../annotations.js';
+import { recordCheck } from './outcomes.js';
+import { finish, type Ctx } from './context.js';
+import { hookProgress, hookRuns, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
+import type { Memory, PlanResult, PodView } from './types.js';
+
+/** How often a plan with hooks under way looks again (a Job's end is no watch event of the controller). */
+const HOOK_POLL_MS = 2000;
+
+/** readyOn names the pods Ready on `revision` (not being deleted): a switchover's candidates. */
+function readyOn(byIndex: Map<number, PodView>, revision: string): string[] {
+  return [...byIndex.values()]
+    .filter((p) => p.revision === revision && p.ready && !p.deleting)
+    .sort((a, b) => a.index - b.index)
+    .map((p) => p.name);
+}
+
+/** progressOf judges a step's runs against what the shell read now and what the status recorded for this revision. */
+function progressOf(c: Ctx, runs: readonly HookRun[]): HookProgress {
+  const recorded = c.prev?.revision === c.revision ? (c.prev.hooksDone ?? []) : [];
+  return hookProgress(runs, c.input.hookOutcomes ?? [], recorded);
+}
+
+/**
+ * failed counts a hook that did not succeed as a check that did not pass: a failure toward
+ * failure-threshold (and so a rollback), a timeout or an unreachable hook toward error-limit. The streak
+ * starts over, so the gates pass again before the hook runs again.
+ */
+function failed(m: Memory, p: Extract<HookProgress, { state: 'failed' }>, nowMs: number): Memory {
+  return recordCheck(m, [{ name: p.run.hook, verdict: { result: p.outcome.result === 'fail' ? 'fail' : 'error', detail: `${p.run.when} hook for pod ${p.run.pod}: ${p.outcome.detail}` } }], nowMs);
+}
+
+/**
+ * prepareStep: the prepare hooks of the pods a forward step releases (`released`, partition `to`) must
+ * all have succeeded, for exactly those pods at this revision and partition, before the partition is
+ * written. Undefined: nothing to wait for (no prepare hook, or all done), the step goes ahead.
+ */
+export function prepareStep(c: Ctx, cfg: RolloutConfig, m: Memory, released: { name: string; index: number }[], to: number, byIndex: Map<number, PodView>, passed: string): PlanResult | undefined {
+  const step: HookStep = { when: 'prepare', pods: released, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: to, ...(c.previous ? { fromRevision: c.previous } : {}) };
+  const runs = hookRuns(cfg.hooks, step);
+  if (runs.length === 0) return undefined;
+  const p = progressOf(c, runs);
+  if (p.state === 'done') return undefined;
+  c.status = { ...c.status, hooksDone: p.done };
+  if (p.state === 'failed') {
+    const next = failed(m, p, c.input.nowMs);
+    return finish(c, 'Checking', `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} (${p.outcome.detail}); counted as a ${p.outcome.result === 'fail' ? 'failed check' : 'check not evaluated'}; the gates pass again before it runs again`, { memory: next, requeueAfterMs: HOOK_POLL_MS });
+  }
+  return finish(c, 'Checking', `${passed}; before the step to partition ${to}: ${p.detail}`, { memory: m, hooks: { runs: p.left }, requeueAfterMs: HOOK_POLL_MS });
+}
+
+/** releasedRecord is what a step with settle hooks leaves in the status: the pods whose settle hooks are still to run. */
+export function releasedRecord(cfg: RolloutConfig, revision: string, to: number, released: string[]): { released?: { step: string; pods: string[] } } {
+  return cfg.hooks.some((h) => h.when === 'settle') ? { released: { step: `${revision}@${to}`, pods: released } } : {};
+}
+
+/**
+ * settleStep: the settle hooks of the pods the last step released (the status' `released`, partition
+ * p), run once every pod is available (the caller checked), before the initial delay of the next
+ * checks. Returns the plan while they run or after one failed; `settled` when they are done now (the
+ * initial delay then counts from this moment); undefined when there is nothing to settle.
+ */
+export function settleStep(c: Ctx, cfg: RolloutConfig, m: Memory, p: number, byIndex: Map<number, PodView>): PlanResult | { settled: Memory } | undefined {
+  const rec = c.prev?.revision === c.revision ? c.prev.released : undefined;
+  if (!rec || rec.step !== `${c.revision}@${p}`) return undefined;
+  const pods = rec.pods.flatMap((name) => {
+    const pod = [...byIndex.values()].find((x) => x.name === name);
+    return pod ? [{ name, index: pod.index }] : [];
+  });
+  const runs = hookRuns(cfg.hooks, { when: 'settle', pods, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: p, ...(c.previous ? { fromRevision: c.previous } : {}) });
+  if (runs.length === 0) return undefined;
+  const progress = progressOf(c, runs);
+  if (progress.state === 'done') return { settled: { ...m, settledAtMs: c.input.nowMs } };
+  c.status = { ...c.status, released: rec, hooksDone: progress.done };
+  if (progress.state === 'failed') {
+    return finish(c, 'WaitingForPods', `settle hook ${progress.run.hook} did not succeed for pod ${progress.run.pod} (${progress.outcome.detail}); counted as a ${progress.outcome.result === 'fail' ? 'failed check' : 'check not evaluated'}; it runs again`, { memory: failed(m, progress, c.input.nowMs), requeueAfterMs: HOOK_POLL_MS });
+  }
+  return finish(c, 'WaitingForPods', `after the step to partition ${p}: ${progress.detail}`, { memory: m, hooks: { runs: progress.left }, requeueAfterMs: HOOK_POLL_MS });
+}
+
+/**
+ * revertStep restores the pods of a revert one at a time when there are prepare hooks (a primary needs
+ * its switchover in a rollback as much as in a rollout): the highest pod still on another revision is
+ * held by the partition until its prepare hooks have run, then released. A revert never waits for a
+ * gate, and a hook does not stop it either: each hook is bounded by its timeout (a Job's deadline, the
+ * HTTP request's), and one that fails or times out is told in a Warning Event and the revert goes on.
+ * Undefined when there is no prepare hook: the caller restores every pod at once (partition 0).
+ */
+export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[], byIndex: Map<number, PodView>, reverting: Memory): PlanResult | undefined {
+  if (!cfg.hooks.some((h) => h.when === 'prepare')) return undefined;
+  const { sts } = c.input;
+  const going = stale.filter((p) => !p.deleting);
+  const top = going.reduce<PodView | undefined>((a, p) => (!a || p.index > a.index ? p : a), undefined);
+  const msg = (what: string) => `restoring ${stale.length} pod(s) to known-good revision ${c.revision} one at a time (prepare hooks); ${what}`;
+  // A pod still coming back (or one being deleted) is the StatefulSet controller's step in flight.
+  const inFlight = stale.find((p) => p.deleting) ?? (top ? [...Array(sts.replicas).keys()].filter((i) => i > top.index).map((i) => byIndex.get(i)).find((p) => !p || !p.ready || p.revision !== c.revision) : undefined);
+  if (!top || inFlight !== undefined) {
+    const name = inFlight && 'name' in inFlight ? inFlight.name : 'the pod above';
+    return finish(c, 'RollingBack', msg(`waiting for ${name}`), { memory: reverting, requeueAfterMs: 1000 }, sts.partition);
+  }
+  // Not ready: it serves nothing to prepare; deleted by the caller and restored without hooks.
+  const runs = top.ready ? hookRuns(cfg.hooks, { when: 'prepare', pods: [top], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
+  const p = runs.length > 0 ? progressOf(c, runs) : undefined;
+  const to = revertTarget(
+    going.map((x) => x.index),
+    !p || p.state !== 'waiting',
+  ) as number;
+  if (to !== sts.partition) c.actions.push({ type: 'setPartition', from: sts.partition, to });
+  if (p?.state === 'failed') c.actions.push({ type: 'event', eventType: 'Warning', reason: 'HookFailed', message: `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} during the rollback (${p.outcome.detail}); the rollback goes on` });
+  if (p?.state === 'waiting') {
+    c.status = { ...c.status, hooksDone: p.done };
+    return finish(c, 'RollingBack', msg(p.detail), { memory: reverting, hooks: { runs: p.left, bounded: true }, requeueAfterMs: HOOK_POLL_MS }, to);
+  }
+  return finish(c, 'RollingBack', msg(`pod ${top.name} goes next`), { memory: reverting, requeueAfterMs: 1000 }, to);
+}

@@ -1,0 +1,128 @@
+// When member hooks run and what their outcomes let the planner do. Pure: the planner asks which runs a
+// step needs and whether they are done; the shell (controller/hooks.ts) runs them and hands their
+// outcomes back as data (PlanInput.hookOutcomes).
+//
+// A run is one hook for one pod at one step (`key`: when, hook, pod, revision, step). What is done is
+// known from two records: the outcomes the shell just read (a Job hook's Job carries its outcome, so a
+// restarted controller finds it), and the status' `hooksDone` (what succeeded before, for an HTTP hook
+// the only record: a controller killed between the POST's answer and the status write sends it again,
+// so an HTTP hook must be idempotent — a switchover to the primary it already made is a no-op).
+import type { HookTemplate, HookWhen } from '../hooks/template.js';
+import type { PodView } from './types.js';
+
+export type { HookTemplate, HookWhen } from '../hooks/template.js';
+
+/** Which way the pods go: a rollout's step, or a rollback's revert to the known-good revision. */
+export type HookDirection = 'forward' | 'rollback';
+
+/** HookRun is one hook to run for one pod: what the Job's environment or the POST's body tells it. */
+export interface HookRun {
+  key: string;
+  hook: string;
+  when: HookWhen;
+  pod: string;
+  ordinal: number;
+  /** The revision the pod goes to (forward: the update revision; rollback: the known-good one). */
+  revision: string;
+  /** The revision it leaves, when known. */
+  fromRevision?: string;
+  direction: HookDirection;
+  /** Pods already Ready on `revision`: the candidates a switchover may hand the primary role to. */
+  updated: string[];
+  /** The partition the step writes (prepare) or wrote (settle). */
+  partition: number;
+  timeoutSeconds: number;
+  template?: HookTemplate['template'];
+  url?: string;
+}
+
+/** HookOutcome is what the shell read of one run now. `running`: its Job runs or waits its turn. */
+export interface HookOutcome {
+  key: string;
+  result: 'pass' | 'fail' | 'error' | 'running';
+  detail: string;
+}
+
+/** HookRequest asks the shell to run (or look at) these runs now; `bounded`: a revert's, which never stops on a failure. */
+export interface HookRequest {
+  runs: HookRun[];
+  bounded?: true;
+}
+
+/** HookStep is one step's hooks: which pods, going where. */
+export interface HookStep {
+  when: HookWhen;
+  pods: PodView[] | { name: string; index: number }[];
+  revision: string;
+  fromRevision?: string;
+  direction: HookDirection;
+  updated: string[];
+  partition: number;
+}
+
+/** hookRuns lists the runs a step needs: every hook of `when`, for every pod the step releases, in the hooks' order. */
+export function hookRuns(hooks: readonly HookTemplate[], s: HookStep): HookRun[] {
+  const runs: HookRun[] = [];
+  for (const pod of s.pods) {
+    for (const h of hooks) {
+      if (h.when !== s.when) continue;
+      runs.push({
+        key: `${s.when}:${h.name}:${pod.name}@${s.revision}@${s.partition}`,
+        hook: h.name,
+        when: s.when,
+        pod: pod.name,
+        ordinal: pod.index,
+        revision: s.revision,
+        ...(s.fromRevision ? { fromRevision: s.fromRevision } : {}),
+        direction: s.direction,
+        updated: s.updated,
+        partition: s.partition,
+        timeoutSeconds: h.timeoutSeconds,
+        ...(h.template ? { template: h.template } : {}),
+        ...(h.url ? { url: h.url } : {}),
+      });
+    }
+  }
+  return runs;
+}
+
+/** HookProgress: every run succeeded; or what is done so far and what is left; or the first run that did not succeed. */
+export type HookProgress =
+  | { state: 'done'; done: string[] }
+  | { state: 'waiting'; done: string[]; left: HookRun[]; detail: string }
+  | { state: 'failed'; done: string[]; run: HookRun; outcome: HookOutcome };
+
+/**
+ * hookProgress judges a step's runs. A run is done once an outcome passed now or the status recorded it
+ * (`recorded`, keys of this step only count: another pod, revision or partition is another key). The
+ * runs go one at a time in order: the first not done is the one the shell works on.
+ */
+export function hookProgress(runs: readonly HookRun[], outcomes: readonly HookOutcome[], recorded: readonly string[]): HookProgress {
+  const byKey = new Map(outcomes.map((o) => [o.key, o]));
+  const done = runs.filter((r) => recorded.includes(r.key) || byKey.get(r.key)?.result === 'pass').map((r) => r.key);
+  const left = runs.filter((r) => !done.includes(r.key));
+  const first = left[0];
+  if (!first) return { state: 'done', done };
+  const o = byKey.get(first.key);
+  if (o && (o.result === 'fail' || o.result === 'error')) return { state: 'failed', done, run: first, outcome: o };
+  const what = `${first.when} hook ${first.hook} for pod ${first.pod}`;
+  return { state: 'waiting', done, left, detail: o ? `${what}: ${o.detail}` : `${what} starts` };
+}
+
+/** hookUrls lists the HTTP hooks' URLs, for the controller's allow-list (--allowed-gate-urls). */
+export function hookUrls(hooks: readonly HookTemplate[]): { name: string; url: string }[] {
+  return hooks.flatMap((h) => (h.url ? [{ name: h.name, url: h.url }] : []));
+}
+
+/**
+ * revertTarget is the partition a revert with prepare hooks writes next: it restores one pod at a time,
+ * from the highest ordinal down as the StatefulSet controller would, each after its prepare hooks. While
+ * the highest pod still on another revision (`stale`) waits for its hooks the partition holds it
+ * (stale + 1); once they are done (or failed: a revert never stops) it is released (stale). Undefined:
+ * every pod is on the revision.
+ */
+export function revertTarget(staleIndexes: readonly number[], prepared: boolean): number | undefined {
+  if (staleIndexes.length === 0) return undefined;
+  const top = Math.max(...staleIndexes);
+  return prepared ? top : top + 1;
+}

@@ -309,7 +309,10 @@ export class Reconciler {
     }
     // After the status: the status records the failed revision first, so a rollback that is cut short
     // here is finished on the next reconcile, and the revision is never rolled again by accident.
-    for (const a of byType('restoreTemplate')) await this.restoreTemplate(key, sts, a.revision, log);
+    // On our own write of this apply when there was one (a partition held first): its generation is the one to test.
+    const after = this.written.get(key);
+    const base = after && after.metadata?.uid === sts.metadata?.uid && newerVersion(after.metadata?.resourceVersion, sts.metadata?.resourceVersion) ? after : sts;
+    for (const a of byType('restoreTemplate')) await this.restoreTemplate(key, base, a.revision, log);
     for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message, this.writeOptions());
   }
 

@@ -86,7 +86,11 @@ export function waitAtZero(c: Ctx): PlanResult {
  * controller then names that revision again, and the revert path restores the pods without a gate.
  * The failed revision is recorded in the status so that it is not rolled again when re-applied.
  */
-export function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: string): PlanResult {
+export function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: string, cfg?: RolloutConfig): PlanResult {
+  // With prepare hooks every pod is held first, so that the StatefulSet controller replaces none before
+  // its hooks ran: the revert then releases one pod at a time (src/rollout/hook-steps.ts, revertStep).
+  const { sts } = c.input;
+  if (cfg?.hooks.some((h) => h.when === 'prepare') && sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
   c.actions.push({ type: 'restoreTemplate', revision: goodRevision });
   c.status = { failedRevision: c.revision, failureReason: reason };
   return finish(c, 'RollingBack', message, { memory: undefined, requeueAfterMs: 1000 });
@@ -97,7 +101,7 @@ export function rollback(c: Ctx, goodRevision: string, reason: FailureReason, me
  * revision the rollout started from, also after the last step (the final check at partition 0).
  */
 export function giveUp(c: Ctx, cfg: RolloutConfig, reason: FailureReason, message: string, memory: Memory): PlanResult {
-  if (cfg.onFailure === 'rollback' && c.previous) return rollback(c, c.previous, reason, `${message}; rolling back to revision ${c.previous}`);
+  if (cfg.onFailure === 'rollback' && c.previous) return rollback(c, c.previous, reason, `${message}; rolling back to revision ${c.previous}`, cfg);
   const why = cfg.onFailure === 'rollback' ? '; no earlier revision is on record to roll back to' : '';
   return finish(c, 'Failed', `${message}${why}; apply a new revision or re-enable to retry`, { memory });
 }

@@ -129,10 +129,10 @@ export function plan(given: PlanInput): PlanResult {
   // stop a rollout here, or finish a rollback it started (the template patch may not have landed).
   if (prev?.failedRevision === revision && c.previous) {
     // Also paused before its template landed (the failed revision is current: after its last step).
-    if ((prev.phase === 'RollingBack' || (prev.phase === 'Paused' && current === revision)) && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message);
+    if ((prev.phase === 'RollingBack' || (prev.phase === 'Paused' && current === revision)) && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message, cfg);
     if (current !== revision) return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
   }
-  if (cfg.abort === revision && c.previous) return rollback(c, c.previous, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${c.previous}`);
+  if (cfg.abort === revision && c.previous) return rollback(c, c.previous, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${c.previous}`, cfg);
 
   // Failed is kept in the status so that it survives a restart. The status can only stop a rollout
   // here, never move one (a forged Failed stops; a removed one is a retry, as the plugin does).

@@ -1,0 +1,181 @@
+// The planner with member hooks (src/rollout/hook-steps.ts): it never lowers the partition before every
+// prepare hook of exactly the pods the step releases has succeeded; settle hooks come before the next
+// checks; a failed hook counts as a failed check; a revert restores one pod at a time after its hooks.
+import { KEYS } from '../annotations.js';
+import type { GatePolicy } from '../policies/policy.js';
+import type { HookOutcome, HookTemplate } from './hooks.js';
+import { plan, recordVerdict } from './plan.js';
+import type { Action, Memory, PlanInput, PlanResult, PodView, RolloutStatus, StatefulSetView } from './types.js';
+
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const ANN = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.gates]: 'pg', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '2', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+const switchover: HookTemplate = { name: 'hook.switchover', when: 'prepare', timeoutSeconds: 60, url: 'http://hooks.db/switchover' };
+const caughtUp: HookTemplate = { name: 'hook.caught-up', when: 'settle', timeoutSeconds: 60, url: 'http://hooks.db/caught-up' };
+const policy = (hooks: HookTemplate[]): GatePolicy => ({ queries: [], http: [], compare: [], jobs: [], hooks, dryRun: [], timing: {} });
+
+function sts(o: Partial<StatefulSetView> & { ann?: Record<string, string>; status?: Partial<RolloutStatus> } = {}): StatefulSetView {
+  const annotations: Record<string, string> = { ...(o.ann ?? ANN) };
+  if (o.status) annotations[KEYS.status] = JSON.stringify({ phase: 'Checking', revision: 'new', partition: o.partition ?? 3, replicas: 3, updated: 0, message: '', since: '', ...o.status });
+  return { namespace: 'ns', name: 'pg', generation: 2, observedGeneration: 2, replicas: 3, ordinalsStart: 0, partition: 3, strategyType: 'RollingUpdate', minReadySeconds: 0, updateRevision: 'new', currentRevision: 'old', ...o, annotations };
+}
+function pods(spec: string[]): PodView[] {
+  return spec.map((s, index) => ({ name: `pg-${index}`, uid: `uid-${index}-${s}`, index, revision: s.replace('!', ''), ready: !s.endsWith('!'), readySinceMs: T0 - 60_000, deleting: false }));
+}
+const input = (s: StatefulSetView, p: PodView[], hooks: HookTemplate[], nowMs = T0, memory?: Memory, hookOutcomes?: HookOutcome[]): PlanInput => ({ sts: s, pods: p, nowMs, memory, defaultPrometheusUrl: 'http://prom:9090', policies: { pg: policy(hooks) }, ...(hookOutcomes ? { hookOutcomes } : {}) });
+const of = <T extends Action['type']>(r: PlanResult, type: T) => r.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
+const moves = (r: PlanResult) => of(r, 'setPartition').map((a) => a.to);
+const statusOf = (r: PlanResult) => of(r, 'writeStatus')[0]?.status;
+
+/** untilStep: checks pass (as the shell records them) until the planner either steps or asks for hooks. */
+function untilStep(i: PlanInput): { r: PlanResult; now: number } {
+  let now = i.nowMs;
+  let r = plan(i);
+  for (let n = 0; n < 10 && !r.hooks && moves(r).length === 0; n++) {
+    if (r.check) r = plan({ ...i, nowMs: now, memory: recordVerdict(r.memory!, { result: 'pass', detail: 'ok' }, now) });
+    else {
+      now += r.requeueAfterMs ?? 1000;
+      r = plan({ ...i, nowMs: now, memory: r.memory });
+    }
+  }
+  return { r, now };
+}
+
+describe('prepare hooks before a forward step', () => {
+  const s = sts({ status: {} });
+  const p = pods(['old', 'old', 'old']);
+  const key = 'prepare:pg/hook.switchover:pg-2@new@2';
+
+  it('the gate passed: the planner asks for the prepare hook of the pod the step releases, and lowers nothing', () => {
+    const { r } = untilStep(input(s, p, [switchover]));
+    expect(moves(r)).toEqual([]);
+    expect(r.phase).toBe('Checking');
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual([key]);
+    expect(r.hooks?.runs[0]).toMatchObject({ pod: 'pg-2', ordinal: 2, direction: 'forward', revision: 'new', fromRevision: 'old', updated: [] });
+    expect(statusOf(r)?.message).toContain('prepare hook pg/hook.switchover for pod pg-2 starts');
+  });
+
+  it.each([
+    ['it runs', [{ key, result: 'running', detail: 'its Job runs' }], []],
+    ['another pod passed', [{ key: key.replace('pg-2', 'pg-1'), result: 'pass', detail: 'ok' }], []],
+    ['another partition passed', [{ key: key.replace('@2', '@1'), result: 'pass', detail: 'ok' }], []],
+    ['another revision passed', [{ key: key.replace('new', 'newer'), result: 'pass', detail: 'ok' }], []],
+    ['it passed', [{ key, result: 'pass', detail: 'HTTP 200' }], [2]],
+  ] as const)('%s: partition moves %j', (_, outcomes, want) => {
+    const { r, now } = untilStep(input(s, p, [switchover]));
+    const again = plan(input(s, p, [switchover], now, r.memory, [...outcomes]));
+    expect(moves(again)).toEqual(want);
+  });
+
+  it('a success the status recorded (a restarted controller) is not run again; the step then records nothing of it', () => {
+    const recorded = sts({ status: { hooksDone: [key] } });
+    const { r } = untilStep(input(recorded, p, [switchover]));
+    expect(moves(r)).toEqual([2]);
+    expect(statusOf(r)?.hooksDone).toBeUndefined();
+  });
+
+  it('no hook: the step is taken as before', () => {
+    expect(moves(untilStep(input(s, p, [])).r)).toEqual([2]);
+  });
+
+  it('a failed hook counts as a failed check: the streak starts over, and at failure-threshold the rollout rolls back', () => {
+    const { r, now } = untilStep(input(s, p, [switchover]));
+    const failed = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'fail', detail: 'HTTP 500' }]));
+    expect(moves(failed)).toEqual([]);
+    expect(failed.memory).toMatchObject({ streak: 0, failures: 1 });
+    expect(statusOf(failed)?.message).toContain('prepare hook pg/hook.switchover did not succeed for pod pg-2 (HTTP 500)');
+    const timedOut = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'error', detail: 'timed out' }]));
+    expect(timedOut.memory).toMatchObject({ streak: 0, failures: 0, errors: 1 });
+    const twice = plan(input(s, p, [switchover], now + 1000, { ...failed.memory!, failures: 2 }));
+    expect(of(twice, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
+  });
+
+  it('a step of several pods waits for each pod\'s hooks, in order', () => {
+    const steps = { ...ANN, [KEYS.steps]: '2,100%' };
+    const wide = sts({ ann: steps, replicas: 4, partition: 4, status: { partition: 4, replicas: 4 } });
+    const four = pods(['old', 'old', 'old', 'old']);
+    const { r, now } = untilStep(input(wide, four, [switchover]));
+    expect(r.hooks?.runs.map((x) => x.pod)).toEqual(['pg-2', 'pg-3']);
+    const one = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2@new@2', result: 'pass', detail: 'ok' }]));
+    expect(moves(one)).toEqual([]);
+    expect(one.hooks?.runs.map((x) => x.pod)).toEqual(['pg-3']);
+    const both = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3@new@2', result: 'pass', detail: 'ok' }]));
+    expect(moves(both)).toEqual([]); // pg-2's success is neither read now nor recorded in this status
+    const recorded = sts({ ann: steps, replicas: 4, partition: 4, status: { partition: 4, replicas: 4, hooksDone: ['prepare:pg/hook.switchover:pg-2@new@2'] } });
+    expect(moves(plan(input(recorded, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3@new@2', result: 'pass', detail: 'ok' }])))).toEqual([2]);
+  });
+});
+
+describe('settle hooks after a step', () => {
+  const p = pods(['old', 'old', 'new']);
+  it('a step with settle hooks records the pods it released', () => {
+    const { r, now } = untilStep(input(sts({ status: {} }), pods(['old', 'old', 'old']), [caughtUp]));
+    expect(moves(r)).toEqual([2]);
+    expect(statusOf(r)?.released).toEqual({ step: 'new@2', pods: ['pg-2'] });
+    expect(now).toBeGreaterThan(0);
+  });
+
+  it('the released pod back on the new revision: its settle hook runs before the checks, and the initial delay counts from its end', () => {
+    const ann = { ...ANN, [KEYS.initialDelaySeconds]: '30' };
+    const s = sts({ ann, partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
+    const r = plan(input(s, p, [caughtUp]));
+    expect(r.check).toBeUndefined();
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual(['settle:pg/hook.caught-up:pg-2@new@2']);
+    expect(r.hooks?.runs[0]?.updated).toEqual(['pg-2']);
+    const done = plan(input(s, p, [caughtUp], T0 + 5000, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2@new@2', result: 'pass', detail: 'ok' }]));
+    expect(done.phase).toBe('Baking');
+    expect(done.memory?.settledAtMs).toBe(T0 + 5000);
+    expect(done.requeueAfterMs).toBe(30_000);
+    expect(statusOf(done)?.released).toBeUndefined();
+  });
+
+  it('a failed settle hook counts as a failed check and runs again', () => {
+    const s = sts({ partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
+    const r = plan(input(s, p, [caughtUp]));
+    const failed = plan(input(s, p, [caughtUp], T0, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2@new@2', result: 'fail', detail: 'lag 9000' }]));
+    expect(failed.memory).toMatchObject({ failures: 1, streak: 0 });
+    expect(statusOf(failed)?.released).toEqual({ step: 'new@2', pods: ['pg-2'] });
+  });
+});
+
+describe('a revert with prepare hooks', () => {
+  // The template is the known-good revision again (rollback): pods 1 and 2 still run the failed one.
+  const back = (partition: number, status: Partial<RolloutStatus> = {}) => sts({ partition, updateRevision: 'old', currentRevision: 'old', status: { phase: 'RollingBack', revision: 'old', partition, failedRevision: 'new', failureReason: 'FailureThreshold', ...status } });
+  const p = pods(['old', 'new', 'new']);
+  it('holds the highest pod still on the failed revision until its prepare hooks ran, then releases it alone', () => {
+    const r = plan(input(back(3), p, [switchover]));
+    expect(moves(r)).toEqual([]);
+    expect(r.hooks).toMatchObject({ bounded: true, runs: [{ pod: 'pg-2', direction: 'rollback', revision: 'old', fromRevision: 'new', updated: ['pg-0'] }] });
+    const done = plan(input(back(3), p, [switchover], T0, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2@old@2', result: 'pass', detail: 'ok' }]));
+    expect(moves(done)).toEqual([2]);
+  });
+
+  it('a failed hook does not stop it: told, and the pod is released', () => {
+    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2@old@2', result: 'error', detail: 'timed out after 60000 ms' }]));
+    expect(moves(r)).toEqual([2]);
+    expect(of(r, 'event').map((e) => e.reason)).toContain('HookFailed');
+  });
+
+  it('waits for the pod released last to come back before the next one', () => {
+    expect(moves(plan(input(back(2), pods(['old', 'new', 'old!']), [switchover])))).toEqual([]);
+    const next = plan(input(back(2), pods(['old', 'new', 'old']), [switchover]));
+    expect(next.hooks?.runs.map((x) => x.pod)).toEqual(['pg-1']);
+    expect(moves(next)).toEqual([]);
+  });
+
+  it('a partition below the pods still to restore is raised to hold them first', () => {
+    expect(moves(plan(input(back(1), p, [switchover])))).toEqual([3]);
+  });
+
+  it('without prepare hooks every pod is restored at once (partition 0), as before', () => {
+    expect(moves(plan(input(back(3), p, [caughtUp])))).toEqual([0]);
+  });
+
+  it('a rollback with prepare hooks holds every pod before it restores the template', () => {
+    const failing = sts({ partition: 2, status: { partition: 2 } });
+    const i = input(failing, pods(['old', 'old', 'new']), [switchover]);
+    let r = plan(i);
+    for (let n = 0; n < 2; n++) r = plan({ ...i, memory: recordVerdict(r.memory!, { result: 'fail', detail: 'down' }, T0) });
+    expect(r.actions.filter((a) => a.type === 'setPartition' || a.type === 'restoreTemplate').map((a) => a.type)).toEqual(['setPartition', 'restoreTemplate']);
+    expect(moves(r)).toEqual([3]);
+  });
+});

@@ -236,7 +236,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     const released = releasedPods.map((x) => x.name);
     // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
     const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);
-    if (preparing) return preparing;
+    if (preparing && !('ready' in preparing)) return preparing;
+    if (preparing) m = preparing.ready;
     used();
     Object.assign((c.status ??= {}), releasedRecord(cfg, c.revision, to, released));
     c.actions.push({ type: 'setPartition', from: sts.partition, to, ...confirm, ...(cfg.group ? { peers: true as const } : {}) });

@@ -66,6 +66,12 @@ describe('prepare hooks before a forward step', () => {
     expect(moves(again)).toEqual(want);
   });
 
+  it("a hook's success is in the status history beside the gates' outcomes", () => {
+    const { r, now } = untilStep(input(s, p, [switchover]));
+    const stepped = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'pass', detail: 'HTTP 200' }]));
+    expect(statusOf(stepped)?.history?.['pg/hook.switchover']).toEqual([expect.objectContaining({ result: 'pass', value: 'prepare pg-2', count: 1 })]);
+  });
+
   it('a success the status recorded (a restarted controller) is not run again; the step then records nothing of it', () => {
     const recorded = sts({ status: { hooksDone: [key] } });
     const { r } = untilStep(input(recorded, p, [switchover]));

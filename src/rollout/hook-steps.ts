@@ -5,6 +5,7 @@
 // way (or one failed), undefined when there is nothing to wait for. Pure, as the planner.
 import type { RolloutConfig } from '../annotations.js';
 import { recordCheck } from './outcomes.js';
+import { recordMeasurements } from './history.js';
 import { finish, type Ctx } from './context.js';
 import { hookProgress, hookRuns, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
 import type { Memory, PlanResult, PodView } from './types.js';
@@ -27,6 +28,21 @@ function progressOf(c: Ctx, runs: readonly HookRun[]): HookProgress {
 }
 
 /**
+ * withPasses records the runs that succeeded now in the history (the status, `kubectl phased-rollout
+ * status` and the dashboard show a hook's runs as they show a gate's): a run is told once, when its
+ * success is first read, not again once the status recorded it.
+ */
+function withPasses(c: Ctx, m: Memory, runs: readonly HookRun[]): Memory {
+  const recorded = c.prev?.revision === c.revision ? (c.prev.hooksDone ?? []) : [];
+  const passed = (c.input.hookOutcomes ?? []).filter((o) => o.result === 'pass' && !recorded.includes(o.key));
+  const results = runs.flatMap((r) => {
+    const o = passed.find((x) => x.key === r.key);
+    return o ? [{ name: r.hook, verdict: { result: 'pass' as const, detail: o.detail, value: `${r.when} ${r.pod}` } }] : [];
+  });
+  return results.length > 0 ? { ...m, history: recordMeasurements(m.history, results, c.input.nowMs) } : m;
+}
+
+/**
  * failed counts a hook that did not succeed as a check that did not pass: a failure toward
  * failure-threshold (and so a rollback), a timeout or an unreachable hook toward error-limit. The streak
  * starts over, so the gates pass again before the hook runs again.
@@ -38,14 +54,15 @@ function failed(m: Memory, p: Extract<HookProgress, { state: 'failed' }>, nowMs:
 /**
  * prepareStep: the prepare hooks of the pods a forward step releases (`released`, partition `to`) must
  * all have succeeded, for exactly those pods at this revision and partition, before the partition is
- * written. Undefined: nothing to wait for (no prepare hook, or all done), the step goes ahead.
+ * written. Undefined: no prepare hook; `ready`: all done (the memory with their runs recorded), the step goes ahead.
  */
-export function prepareStep(c: Ctx, cfg: RolloutConfig, m: Memory, released: { name: string; index: number }[], to: number, byIndex: Map<number, PodView>, passed: string): PlanResult | undefined {
+export function prepareStep(c: Ctx, cfg: RolloutConfig, m0: Memory, released: { name: string; index: number }[], to: number, byIndex: Map<number, PodView>, passed: string): PlanResult | { ready: Memory } | undefined {
   const step: HookStep = { when: 'prepare', pods: released, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: to, ...(c.previous ? { fromRevision: c.previous } : {}) };
   const runs = hookRuns(cfg.hooks, step);
   if (runs.length === 0) return undefined;
+  const m = withPasses(c, m0, runs);
   const p = progressOf(c, runs);
-  if (p.state === 'done') return undefined;
+  if (p.state === 'done') return { ready: m };
   c.status = { ...c.status, hooksDone: p.done };
   if (p.state === 'failed') {
     const next = failed(m, p, c.input.nowMs);
@@ -65,7 +82,7 @@ export function releasedRecord(cfg: RolloutConfig, revision: string, to: number,
  * checks. Returns the plan while they run or after one failed; `settled` when they are done now (the
  * initial delay then counts from this moment); undefined when there is nothing to settle.
  */
-export function settleStep(c: Ctx, cfg: RolloutConfig, m: Memory, p: number, byIndex: Map<number, PodView>): PlanResult | { settled: Memory } | undefined {
+export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, byIndex: Map<number, PodView>): PlanResult | { settled: Memory } | undefined {
   const rec = c.prev?.revision === c.revision ? c.prev.released : undefined;
   if (!rec || rec.step !== `${c.revision}@${p}`) return undefined;
   const pods = rec.pods.flatMap((name) => {
@@ -74,6 +91,7 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m: Memory, p: number, byI
   });
   const runs = hookRuns(cfg.hooks, { when: 'settle', pods, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: p, ...(c.previous ? { fromRevision: c.previous } : {}) });
   if (runs.length === 0) return undefined;
+  const m = withPasses(c, m0, runs);
   const progress = progressOf(c, runs);
   if (progress.state === 'done') return { settled: { ...m, settledAtMs: c.input.nowMs } };
   c.status = { ...c.status, released: rec, hooksDone: progress.done };

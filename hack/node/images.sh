@@ -11,6 +11,9 @@
 #              production node_modules), the same configuration as the Dockerfile
 # and, on request only (npm run scenario:etcd; the suite's etcd rows):
 #   etcd       etcd and etcdctl at ETCD_WORKLOAD_FROM and ETCD_WORKLOAD_TO (hack/versions.env), static
+# and (images.sh postgres; examples/postgres, scenarios/postgres):
+#   postgres   PostgreSQL 15 and Patroni 3 (patroni, patronictl) from the Debian packages of this
+#              machine's apt sources, a minbase root file system made by mmdebstrap
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 images_dir=$cache/images
@@ -132,6 +135,53 @@ etcd() {
   echo "etcd_${v//./_}=$IMAGE_PREFIX/etcd:$v=etcd-$v-$tag"
 }
 
+# postgres: PostgreSQL 15 and Patroni from Debian's packages, as a minbase root file system (mmdebstrap)
+# from the apt sources this machine is configured with. Keyed by the versions apt resolves for the
+# packages and everything they depend on (apt's view of the lists here: run apt-get update for newer
+# ones) and by this script. The tag is PostgreSQL's major version and the key, so a rebuilt image never
+# hides behind an older one of the same name in containerd (pods use imagePullPolicy: Never).
+postgres() {
+  local pkgs=(postgresql-15 patroni)
+  command -v mmdebstrap >/dev/null || {
+    [ "$(id -u)" = 0 ] || { nlog "mmdebstrap is missing"; return 1; }
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null; }
+  # What a fresh system would install: apt's simulation against an empty package status.
+  local closure; closure=$(apt-get -s -o Dir::State::status=/dev/null -o APT::Install-Recommends=false install "${pkgs[@]}" 2>/dev/null \
+    | sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1 \2/p' | sort)
+  [ -n "$closure" ] || { nlog "apt resolves no version for ${pkgs[*]} (apt-get update?)"; return 1; }
+  local tag; tag=15-$({ echo "$closure"; cat "$root/hack/node/images.sh"; } | key /dev/stdin)
+  if [ ! -s "$images_dir/postgres-$tag.tar" ]; then
+    [ "$(id -u)" = 0 ] || { nlog "building the postgres image needs root (mmdebstrap --mode=root)"; return 1; }
+    # The enabled apt sources of this machine, as files mmdebstrap reads (.list or .sources).
+    local sources=() f
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do [ -s "$f" ] && sources+=("$f"); done
+    local suite; suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
+    local r; r=$(mktemp -d)
+    # The postgres account exists before the packages come, with a fixed id (999): the manifests run
+    # the container as that user and its init container gives it the volume, by number.
+    # Trimmed afterwards: no apt lists or caches, logs, documentation (licences stay), manual pages,
+    # translations or locale sources (C.UTF-8 is built into the C library), no cluster the package made
+    # (Patroni makes its own on the volume) and no snakeoil key. No JIT either: llvmjit.so, its bitcode
+    # and LLVM are 160 of the 410 MB, and PostgreSQL runs queries without JIT when its provider library
+    # is missing. The image holds files only, all owned by root (buildah copies them so): whatever the
+    # postgres user writes is on the volume or in /tmp.
+    mmdebstrap --quiet --mode=root --variant=minbase --format=directory \
+      --aptopt='APT::Install-Recommends "false"' --include="$(IFS=,; echo "${pkgs[*]}")" \
+      --essential-hook='echo "postgres:x:999:999:PostgreSQL administrator:/var/lib/postgresql:/bin/bash" >> "$1/etc/passwd"; echo "postgres:x:999:" >> "$1/etc/group"; echo "postgres:*:19000:0:99999:7:::" >> "$1/etc/shadow"' \
+      --customize-hook='chroot "$1" pg_dropcluster 15 main 2>/dev/null || true' \
+      --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/* "$1"/var/cache/debconf/*-old "$1"/var/log/* "$1"/usr/share/man "$1"/usr/share/info "$1"/usr/share/locale "$1"/usr/share/i18n "$1"/usr/share/lintian "$1"/etc/ssl/private/ssl-cert-snakeoil.key "$1"/etc/ssl/certs/ssl-cert-snakeoil.pem' \
+      --customize-hook='find "$1/usr/share/doc" -mindepth 1 ! -name copyright ! -type d -delete; find "$1/usr/share/doc" -depth -type d -empty -delete' \
+      --customize-hook='rm -rf "$1"/usr/lib/postgresql/15/lib/llvmjit* "$1"/usr/lib/postgresql/15/lib/bitcode "$1"/usr/lib/x86_64-linux-gnu/libLLVM-14.so* "$1"/usr/lib/x86_64-linux-gnu/libz3.so*' \
+      "$suite" "$r/rootfs" "${sources[@]}" >&2 \
+      || { nlog "mmdebstrap of ${pkgs[*]} failed (see above)"; rm -rf "$r"; return 1; }
+    commit "postgres-$tag" "$IMAGE_PREFIX/postgres:$tag" "$r/rootfs" \
+      --env PATH=/usr/lib/postgresql/15/bin:/usr/sbin:/usr/bin:/sbin:/bin --env LANG=C.UTF-8 \
+      --user 999:999 --workingdir /var/lib/postgresql --port 5432 --port 8008 --cmd '["patroni"]'
+    rm -rf "$r"
+  fi
+  echo "postgres=$IMAGE_PREFIX/postgres:$tag=postgres-$tag"
+}
+
 build() { pause; busybox; product; }
 
 # import: prints NAME=REFERENCE lines.
@@ -152,9 +202,19 @@ import_etcd() {
   done
 }
 
+# import_postgres: builds and imports the PostgreSQL + Patroni image; prints its NAME=REFERENCE line.
+import_postgres() {
+  local name ref archive
+  postgres | while IFS== read -r name ref archive; do
+    ctr_ images import "$images_dir/$archive.tar" >/dev/null
+    echo "$name=$ref"
+  done
+}
+
 case ${1:-} in
   build) build ;;
   import) import ;;
   etcd) import_etcd ;;
-  *) echo "usage: $0 build|import|etcd" >&2; exit 2 ;;
+  postgres) import_postgres ;;
+  *) echo "usage: $0 build|import|etcd|postgres" >&2; exit 2 ;;
 esac

@@ -31,7 +31,7 @@ describe('parseAnnotations', () => {
     expect(parseAnnotations(base)).toEqual({
       optIn: 'on',
       ok: true,
-      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [], compareGates: [], jobGates: [], dryRun: [], policyRefs: [], errorLimit: 0, inconclusiveLimit: 3 },
+      config: { gates: [{ name: 'query', query: 'up == 1' }], initialDelaySeconds: 30, periodSeconds: 30, successThreshold: 3, failureThreshold: 0, progressDeadlineSeconds: 0, groupOrder: 0, onFailure: 'halt', paused: false, standardRollingUpdate: false, respectPdb: true, httpGates: [], compareGates: [], jobGates: [], hooks: [], dryRun: [], policyRefs: [], errorLimit: 0, inconclusiveLimit: 3 },
     });
   });
 
@@ -83,6 +83,7 @@ describe('parseAnnotations', () => {
         respectPdb: false,
         httpGates: [],
         jobGates: [],
+      hooks: [],
         compareGates: [{ name: 'compare.errors', query: 'sum(rate(errors_total{controller_revision_hash="{{revision}}"}[1m]))', criteria: { better: 'lower', maxRatio: 1.5, maxDelta: 0, minSamples: 4, test: 'mann-whitney', alpha: 0.05 } }],
         dryRun: ['compare.errors'],
         policyRefs: [],

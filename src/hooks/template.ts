@@ -3,7 +3,6 @@
 // releases the pod (a switchover away from a primary, a drain), `settle` once the pod is back Ready on
 // the new revision, before the next step's checks (re-enable shard allocation, wait for catch-up).
 // Checked here; src/rollout/hooks.ts decides when they run, controller/hooks.ts runs them.
-import { GATE_NAME } from '../annotations.js';
 import { urlProblem } from '../gate-templates.js';
 import { parseJobGate, type JobTemplate } from '../jobs/template.js';
 
@@ -27,10 +26,11 @@ export const DEFAULT_HTTP_HOOK_TIMEOUT_SECONDS = 30;
 /** An HTTP hook waits at most this long for its answer (a long action belongs in a Job). */
 export const MAX_HTTP_HOOK_TIMEOUT_SECONDS = 120;
 
-/** parseHook checks one item of a policy's `spec.hooks`; the hook, or what is wrong with it (`at` says where). */
-export function parseHook(item: Record<string, unknown>, at: string): HookTemplate | string {
-  const name = typeof item.name === 'string' ? item.name : '';
-  if (!GATE_NAME.test(name)) return `${at}.name: a DNS label (lowercase letters, digits, "-", at most 63)`;
+/**
+ * parseHook checks one item of a policy's `spec.hooks` (its name, a DNS label, checked by the caller);
+ * the hook, or what is wrong with it (`at` says where).
+ */
+export function parseHook(name: string, item: Record<string, unknown>, at: string): HookTemplate | string {
   const when = item.when;
   if (when !== 'prepare' && when !== 'settle') return `${at}.when: prepare (before a pod is replaced) or settle (after it is back on the new revision)`;
   const hasJob = item.template !== undefined;

@@ -94,7 +94,9 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
   );
   list('hooks').forEach((item, i) => {
     const at = `spec.hooks[${i}]`;
-    const h = parseHook(item, at);
+    const name = typeof item.name === 'string' ? item.name : '';
+    if (!GATE_NAME.test(name)) return void problems.push(`${at}.name: a DNS label (lowercase letters, digits, "-", at most 63)`);
+    const h = parseHook(name, item, at);
     if (typeof h === 'string') return void problems.push(h);
     if (out.hooks.some((x) => x.name === h.name)) return void problems.push(`${at}.name: ${h.name.slice('hook.'.length)} is used twice`);
     out.hooks.push(h);

@@ -8,7 +8,6 @@
 // the only record: a controller killed between the POST's answer and the status write sends it again,
 // so an HTTP hook must be idempotent — a switchover to the primary it already made is a no-op).
 import type { HookTemplate, HookWhen } from '../hooks/template.js';
-import type { PodView } from './types.js';
 
 export type { HookTemplate, HookWhen } from '../hooks/template.js';
 
@@ -52,7 +51,7 @@ export interface HookRequest {
 /** HookStep is one step's hooks: which pods, going where. */
 export interface HookStep {
   when: HookWhen;
-  pods: PodView[] | { name: string; index: number }[];
+  pods: readonly { name: string; index: number }[];
   revision: string;
   fromRevision?: string;
   direction: HookDirection;

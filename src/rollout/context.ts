@@ -51,6 +51,10 @@ export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<Pla
   // The last refused promotion of this revision, so that it is refused (and told) once.
   const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
   if (refused) next.promotionRefused = refused;
+  // The pods whose settle hooks are still to run stay on record through the plans that wait for them to
+  // come back (src/rollout/hook-steps.ts): until their settle hooks are done, for this step only.
+  const released = c.prev?.released;
+  if (released && c.prev?.revision === c.revision && released.step === `${c.revision}@${partition}`) next.released = released;
   Object.assign(next, c.status);
   const actions = [...c.actions];
   if (statusChanged(c.prev, next) || c.retried) {

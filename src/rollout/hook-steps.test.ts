@@ -120,6 +120,15 @@ describe('settle hooks after a step', () => {
     expect(now).toBeGreaterThan(0);
   });
 
+  it('the record stays while the released pod comes back, and goes with its step', () => {
+    const s = sts({ partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
+    const coming = plan(input(s, pods(['old', 'old', 'new!']), [caughtUp]));
+    expect(coming.phase).toBe('WaitingForPods');
+    expect(statusOf(coming)?.released ?? JSON.parse(s.annotations[KEYS.status]!).released).toEqual({ step: 'new@2', pods: ['pg-2'] });
+    const other = sts({ partition: 1, status: { partition: 1, released: { step: 'new@2', pods: ['pg-2'] } } });
+    expect(statusOf(plan(input(other, pods(['old', 'new', 'new']), [caughtUp])))?.released).toBeUndefined();
+  });
+
   it('the released pod back on the new revision: its settle hook runs before the checks, and the initial delay counts from its end', () => {
     const ann = { ...ANN, [KEYS.initialDelaySeconds]: '30' };
     const s = sts({ ann, partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
@@ -183,5 +192,41 @@ describe('a revert with prepare hooks', () => {
     for (let n = 0; n < 2; n++) r = plan({ ...i, memory: recordVerdict(r.memory!, { result: 'fail', detail: 'down' }, T0) });
     expect(r.actions.filter((a) => a.type === 'setPartition' || a.type === 'restoreTemplate').map((a) => a.type)).toEqual(['setPartition', 'restoreTemplate']);
     expect(moves(r)).toEqual([3]);
+  });
+});
+
+describe('a whole rollout with prepare and settle hooks', () => {
+  it('runs each hook once per pod, in order: prepare before its step, settle after it is back', () => {
+    let s = sts({ status: {} });
+    let p = pods(['old', 'old', 'old']);
+    let memory: Memory | undefined;
+    let now = T0;
+    const ran: string[] = [];
+    let status = '';
+    for (let n = 0; n < 200; n++) {
+      const starting = p.some((x) => !x.ready);
+      const i = input(s, p, [switchover, caughtUp], now, memory);
+      let r = plan(i);
+      if (r.hooks) {
+        const outcomes = r.hooks.runs.slice(0, 1).map((x) => ({ key: x.key, result: 'pass' as const, detail: 'ok' }));
+        ran.push(...r.hooks.runs.slice(0, 1).map((x) => `${x.when} ${x.pod}`));
+        r = plan({ ...i, memory: r.memory, hookOutcomes: outcomes });
+      } else if (r.check) r = plan({ ...i, memory: recordVerdict(r.memory!, { result: 'pass', detail: 'ok' }, now) });
+      memory = r.memory;
+      const w = statusOf(r);
+      if (w) status = JSON.stringify(w);
+      const to = moves(r).at(-1);
+      const ann = { ...s.annotations, ...(status ? { [KEYS.status]: status } : {}) };
+      if (to !== undefined) {
+        // The StatefulSet controller replaces the released pods: a new uid, not Ready yet (the next loop makes them Ready).
+        p = p.map((x) => (x.index >= to && x.revision !== 'new' ? { ...x, uid: `${x.uid}-new`, revision: 'new', ready: false, readySinceMs: undefined } : x));
+        s = { ...s, partition: to, annotations: ann, currentRevision: p.every((x) => x.revision === 'new') ? 'new' : 'old' };
+      } else s = { ...s, annotations: ann };
+      if (r.phase === 'Completed') break;
+      now += r.requeueAfterMs ?? 1000;
+      if (starting) p = p.map((x) => (x.ready ? x : { ...x, ready: true, readySinceMs: now }));
+    }
+    expect(JSON.parse(status).phase).toBe('Completed');
+    expect(ran).toEqual(['prepare pg-2', 'settle pg-2', 'prepare pg-1', 'settle pg-1', 'prepare pg-0', 'settle pg-0']);
   });
 });

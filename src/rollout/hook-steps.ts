@@ -93,7 +93,10 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, by
   if (runs.length === 0) return undefined;
   const m = withPasses(c, m0, runs);
   const progress = progressOf(c, runs);
-  if (progress.state === 'done') return { settled: { ...m, settledAtMs: c.input.nowMs } };
+  if (progress.state === 'done') {
+    c.status = { ...c.status, released: undefined };
+    return { settled: { ...m, settledAtMs: c.input.nowMs } };
+  }
   c.status = { ...c.status, released: rec, hooksDone: progress.done };
   if (progress.state === 'failed') {
     return finish(c, 'WaitingForPods', `settle hook ${progress.run.hook} did not succeed for pod ${progress.run.pod} (${progress.outcome.detail}); counted as a ${progress.outcome.result === 'fail' ? 'failed check' : 'check not evaluated'}; it runs again`, { memory: failed(m, progress, c.input.nowMs), requeueAfterMs: HOOK_POLL_MS });

@@ -51,6 +51,7 @@ describe(`member hooks on the real node${skipped}`, () => {
     const rev = await version(sts, '2');
     await sts.completed(rev, 240_000);
     const jobs = (await hookJobs('hk')).filter((j) => j.metadata.annotations['phased-rollout.io/revision'] === rev);
+    console.log(`hook Jobs of hk: ${jobs.map((j) => `${j.metadata.annotations['phased-rollout.io/hook']} ${envOf(j).PHASED_ROLLOUT_POD} partition ${j.metadata.annotations['phased-rollout.io/partition']} ${complete(j) ? 'complete' : 'not complete'}`).join('; ')}`);
     const find = (when: string, pod: string) => jobs.filter((j) => j.metadata.annotations['phased-rollout.io/hook'] === when && envOf(j).PHASED_ROLLOUT_POD === pod);
     for (const pod of ['hk-2', 'hk-1', 'hk-0']) {
       const [prepare, ...morePrepare] = find('prepare', pod);

@@ -42,6 +42,13 @@ export interface Options {
   realNode?: boolean;
   /** passwords of the superuser, the replication user and the REST API's writes (the Secret). */
   passwords?: { superuser: string; replication: string; restapi: string };
+  /**
+   * brokenReplication is the scenarios' bad release: the members are told a wrong replication password.
+   * Each one still starts and passes Patroni's readiness (PostgreSQL runs), but a replica cannot stream.
+   */
+  brokenReplication?: boolean;
+  /** annotations of the StatefulSet (the opt-in to phased-rollout and its gate policy). */
+  annotations?: Record<string, string>;
 }
 
 /**
@@ -88,7 +95,7 @@ const fieldEnv = (name: string, fieldPath: string) => ({ name, valueFrom: { fiel
 const secretEnv = (name: string, key: string) => ({ name, valueFrom: { secretKeyRef: { name: NAME, key } } });
 
 /** env is Patroni's configuration by pod: its name and address, the store, the paths and the credentials. */
-export function env() {
+export function env(o: { brokenReplication?: boolean } = {}) {
   return [
     fieldEnv('PATRONI_NAME', 'metadata.name'),
     fieldEnv('PATRONI_KUBERNETES_NAMESPACE', 'metadata.namespace'),
@@ -103,7 +110,7 @@ export function env() {
     secretEnv('PATRONI_SUPERUSER_USERNAME', 'superuser-username'),
     secretEnv('PATRONI_SUPERUSER_PASSWORD', 'superuser-password'),
     secretEnv('PATRONI_REPLICATION_USERNAME', 'replication-username'),
-    secretEnv('PATRONI_REPLICATION_PASSWORD', 'replication-password'),
+    o.brokenReplication ? { name: 'PATRONI_REPLICATION_PASSWORD', value: 'not-the-replication-password' } : secretEnv('PATRONI_REPLICATION_PASSWORD', 'replication-password'),
     // The REST API's writes (switchover, restart, reinitialise) ask for these; its reads, and so the
     // probes, do not.
     secretEnv('PATRONI_RESTAPI_USERNAME', 'restapi-username'),
@@ -202,9 +209,10 @@ export function container(o: Options) {
     image: o.image,
     ...(o.realNode ? { imagePullPolicy: 'Never' } : {}),
     command: ['patroni', '/etc/patroni/patroni.yml'],
-    env: env(),
+    env: env(o),
     ports: [{ name: 'postgresql', containerPort: PG_PORT }, { name: 'patroni', containerPort: API_PORT }],
-    // 200 when PostgreSQL runs as the primary, or as a replica that streams and is not too far behind.
+    // 200 for the primary, and for a replica whose PostgreSQL runs: Patroni 3.0 does not ask whether it
+    // streams (the gate recipe does: examples/postgres/rolloutgate.yaml).
     readinessProbe: { httpGet: { path: '/readiness', port: API_PORT }, periodSeconds: 5, failureThreshold: 3, timeoutSeconds: 3 },
     // 200 while Patroni's heartbeat loop runs; a long replay or base backup keeps it passing.
     livenessProbe: { httpGet: { path: '/liveness', port: API_PORT }, initialDelaySeconds: 10, periodSeconds: 10, failureThreshold: 6, timeoutSeconds: 3 },
@@ -234,7 +242,7 @@ export function statefulSet(o: Options) {
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
-    metadata: { name: NAME, namespace: o.namespace, labels },
+    metadata: { name: NAME, namespace: o.namespace, labels, ...(o.annotations ? { annotations: o.annotations } : {}) },
     spec: {
       replicas: o.replicas ?? 3,
       serviceName: MEMBERS_SERVICE,

@@ -1,0 +1,46 @@
+// The PostgreSQL recipe as the scenarios use it: examples/postgres/rolloutgate.yaml (the gate policy with
+// the switchover hook) and examples/postgres/switchover.py (the hook's script, in a ConfigMap), read from
+// the repository as a user would apply them, with the scenario's namespace and image, and placed on the
+// real node. `ours-no-hooks` applies the same policy without its hooks.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadYaml } from '@kubernetes/client-node';
+import { ROOT } from '../etcd/cluster.js';
+
+export const POLICY = 'postgres';
+export const HOOK_CONFIGMAP = 'postgres-switchover';
+
+type Spec = { queries: { name: string; query: string }[]; jobs?: { template: any }[]; hooks?: { template: any }[]; [k: string]: unknown };
+
+/** recipe is the example policy as written. */
+export function recipe(): { metadata: { name: string; namespace?: string }; spec: Spec } {
+  return loadYaml(readFileSync(resolve(ROOT, 'examples', 'postgres', 'rolloutgate.yaml'), 'utf8'));
+}
+
+/** queries are the recipe's queries with the namespace filled in, by the name the observer records. */
+export function queries(namespace: string): Record<string, string> {
+  return Object.fromEntries(recipe().spec.queries.map((q) => [`query.${q.name}`, q.query.replaceAll('{{namespace}}', namespace)]));
+}
+
+/** policy is the recipe for the scenario: its namespace, its image in every Job, on the real node. */
+export function policy(namespace: string, image: string, hooks: boolean): unknown {
+  const p = recipe();
+  p.metadata.namespace = namespace;
+  if (!hooks) delete p.spec.hooks;
+  for (const j of [...(p.spec.jobs ?? []), ...(p.spec.hooks ?? [])]) {
+    const pod = j.template.spec.template.spec;
+    for (const c of pod.containers) Object.assign(c, { image, imagePullPolicy: 'Never' });
+    Object.assign(pod, { nodeSelector: { 'phased-rollout.io/real-node': 'true' }, tolerations: [{ key: 'phased-rollout.io/real-node', operator: 'Exists', effect: 'NoSchedule' }], terminationGracePeriodSeconds: 1 });
+  }
+  return p;
+}
+
+/** hookConfigMap carries the switchover script (kubectl create configmap postgres-switchover --from-file=...). */
+export function hookConfigMap(namespace: string): unknown {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: HOOK_CONFIGMAP, namespace }, data: { 'switchover.py': readFileSync(resolve(ROOT, 'examples', 'postgres', 'switchover.py'), 'utf8') } };
+}
+
+/** annotations opt the StatefulSet in with the recipe (a rollback on failure). */
+export function annotations(): Record<string, string> {
+  return { 'phased-rollout.io/enabled': 'true', 'phased-rollout.io/gates': POLICY, 'phased-rollout.io/on-failure': 'rollback' };
+}

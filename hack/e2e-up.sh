@@ -132,6 +132,11 @@ rules:
   - level: Request
     resources: [{group: "", resources: ["pods", "pods/status"]}]
     verbs: ["create", "patch", "update", "delete"]
+  # Job creations with bodies: a member hook's Job (phased-rollout.io/hook: prepare) says when a step's
+  # prepare hooks began; the gates the step stands on were judged before that (safety-checker.ts).
+  - level: Request
+    resources: [{group: "batch", resources: ["jobs"]}]
+    verbs: ["create"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
   # The chart's controller of test/e2e/chart-pods.test.ts (as pods on the real node): a request its RBAC

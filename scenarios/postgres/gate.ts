@@ -2,10 +2,16 @@
 // the switchover hook) and examples/postgres/switchover.py (the hook's script, in a ConfigMap), read from
 // the repository as a user would apply them, with the scenario's namespace and image, and placed on the
 // real node. `ours-no-hooks` applies the same policy without its hooks.
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { loadYaml } from '@kubernetes/client-node';
-import { ROOT } from '../etcd/cluster.js';
+
+/** The repository: the first folder up from here with a package.json (this file runs from scenarios/ and from dist/scenarios/). */
+const ROOT = (() => {
+  let d = import.meta.dirname;
+  while (!existsSync(resolve(d, 'package.json')) && dirname(d) !== d) d = dirname(d);
+  return d;
+})();
 
 export const POLICY = 'postgres';
 export const HOOK_CONFIGMAP = 'postgres-switchover';
@@ -43,4 +49,11 @@ export function hookConfigMap(namespace: string): unknown {
 /** annotations opt the StatefulSet in with the recipe (a rollback on failure). */
 export function annotations(): Record<string, string> {
   return { 'phased-rollout.io/enabled': 'true', 'phased-rollout.io/gates': POLICY, 'phased-rollout.io/on-failure': 'rollback' };
+}
+
+/** timing is the recipe's timing as annotation keys (the safety checker judges the steps by it). */
+export function timing(): Record<string, string> {
+  const spec = recipe().spec as Record<string, unknown>;
+  const keys: Record<string, string> = { initialDelaySeconds: 'initial-delay-seconds', periodSeconds: 'period-seconds', successThreshold: 'success-threshold' };
+  return Object.fromEntries(Object.entries(keys).flatMap(([field, key]) => (spec[field] !== undefined ? [[`phased-rollout.io/${key}`, String(spec[field])]] : [])));
 }

@@ -12,7 +12,7 @@ import type { Cluster } from '../etcd/cluster.js';
 import { until } from '../etcd/scenarios.js';
 import { summarize, type Summary } from '../etcd/results.js';
 import type { ScenarioName, System } from './args.js';
-import { annotations, hookConfigMap, policy, queries } from './gate.js';
+import { annotations, hookConfigMap, policy, queries, timing } from './gate.js';
 import { tally } from './leaders.js';
 import { cluster as clusterObjects, NAME, SCOPE, statefulSet, type Options } from './manifest.js';
 import { Observer } from './observer.js';
@@ -172,7 +172,7 @@ export class Stage {
   safety(): SafetyReport {
     const events = readAudit<AuditEvent>(this.ctx.cluster.env.AUDIT_LOG ?? '', this.mark, inNamespace(this.namespace));
     const names = Object.keys(queries(this.namespace));
-    return checkSafety(events, this.observer.gateHistory, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames: () => names });
+    return checkSafety(events, this.observer.gateHistory, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames: () => names, settings: timing() });
   }
 
   async close(keep: boolean): Promise<void> {

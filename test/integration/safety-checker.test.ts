@@ -70,6 +70,19 @@ describe('checkSafety', () => {
     expect(r.violations[0]?.request).toContain('auditID');
   });
 
+  it("judges the gates up to a step's prepare hooks: a switchover may fail them after the hook began, never before", () => {
+    const hookJob = (t: number, partition: number) => ev(t, 'create', { resource: 'jobs', name: '' }, { metadata: { name: `db-hook-${t}`, annotations: { 'phased-rollout.io/hook': 'prepare', 'phased-rollout.io/partition': String(partition) }, ownerReferences: [{ kind: 'StatefulSet', name: 'db' }] } }, CTL);
+    // The gate passes from 10; the hook starts at 19 and its switchover fails the gate at 20; the step at 24.
+    const gates = [gate(10, '1'), gate(20, '0')];
+    expect(checkSafety([...base(), hookJob(19, 2), lower(24, 3, 2)], gates, opts).violations).toEqual([]);
+    // Without the hook's Job in the log the same step stands on a failing gate.
+    expect(checkSafety([...base(), lower(24, 3, 2)], gates, opts).violations.map((v) => v.why)).toEqual([expect.stringContaining('gate db was not passing')]);
+    // A hook that began before the gates had passed long enough proves nothing.
+    expect(checkSafety([...base(), hookJob(11, 2), lower(24, 3, 2)], gates, opts).violations).toHaveLength(1);
+    // Another partition's hook is not this step's.
+    expect(checkSafety([...base(), hookJob(19, 1), lower(24, 3, 2)], gates, opts).violations).toHaveLength(1);
+  });
+
   it('allows the same partition lowered again when the revision comes back in a later rollout (A -> B -> A -> B)', () => {
     const toB = (t: number) => [lower(t, 3, 2), podCreate(t + 1, 2, 'r2'), podReady(t + 2, 2)];
     // Back to A: the StatefulSet controller puts db-2 back on r1 before B is applied again.

@@ -96,6 +96,11 @@ export interface CheckOptions {
    * annotation key instead.
    */
   gateNames?: (annotations: Record<string, string>, name: string, from: number, replicas: number) => string[] | undefined;
+  /**
+   * Settings a StatefulSet's annotations leave out and a gate policy gives (`phased-rollout.io/period-seconds`
+   * and the like, as annotation keys): the checker judges a rollout by the timing it ran with.
+   */
+  settings?: Record<string, string>;
 }
 
 interface StsState {
@@ -254,10 +259,18 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const partitionWrites = new Map<string, number[]>();
   const reported = new Map<string, number | undefined>();
   const revisions = new Map<string, string | undefined>();
+  // Member hooks: when the prepare hooks of a step to partition p began (`ns/name@p`), from the hook Jobs' creations.
+  const hookStarts = new Map<string, number[]>();
   for (const e of events) {
     const r = e.objectRef ?? {};
     const body = e.requestObject as Obj | undefined;
     if (!ok(e) || !body) continue;
+    const ann = body.metadata?.annotations as Record<string, string> | undefined;
+    if (r.resource === 'jobs' && e.verb === 'create' && ann?.['phased-rollout.io/hook'] === 'prepare') {
+      const owner = (body.metadata as { ownerReferences?: { kind?: string; name?: string }[] }).ownerReferences?.find((x) => x.kind === 'StatefulSet')?.name;
+      const at = `${r.namespace}/${owner}@${ann['phased-rollout.io/partition']}`;
+      (hookStarts.get(at) ?? hookStarts.set(at, []).get(at)!).push(ms(e.stageTimestamp));
+    }
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
       const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
       const list = creations.get(pod) ?? creations.set(pod, []).get(pod)!;
@@ -409,7 +422,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     // One step: down to the next pod still to roll, or with phased-rollout.io/steps to the stage covering it.
     const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(s, i)?.revision !== s.updateRevision);
     if (to < floor) return fail(`lowered ${from} -> ${to}, past ${floor} (more than one step)`);
-    const gated = gateProblem(s, from, T);
+    const gated = gateProblem(s, from, hookStart(s, to, T) ?? T);
     if (gated === undefined) {
       report.gatedSteps++;
       return;
@@ -452,10 +465,24 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     if (down) return down;
     const gated = gateProblem(s, 0, T);
     if (gated !== undefined) return 'unknown' in gated ? gated.unknown : gated.why.replace(/^although /, '').replace('before the step', 'before it');
-    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
-    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
+    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? o.settings?.['phased-rollout.io/success-threshold'] ?? '3');
+    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? o.settings?.['phased-rollout.io/period-seconds'] ?? '30') * 1000;
     if (s.zeroAtMs !== undefined && T - (k - 1) * period < s.zeroAtMs) return `only ${T - s.zeroAtMs} ms at partition 0; ${k} checks ${period} ms apart need more`;
     return undefined;
+  }
+
+  /**
+   * hookStart: when the prepare hooks of the step to `to` at T began (the first hook Job created for that
+   * partition since the StatefulSet's partition was last written), or undefined without hooks. The
+   * gates are judged up to that moment: the hooks act on the members after the gates passed (a
+   * switchover changes the primary), and the step follows them without another check (docs/hooks.md).
+   * With a hook retried after a failure, the gates passed again before the retry; this takes the first
+   * start, a bound the retried sequence also meets.
+   */
+  function hookStart(s: StsState, to: number, T: number): number | undefined {
+    const key = `${s.namespace}/${s.name}`;
+    const since = Math.max(0, ...(partitionWrites.get(key) ?? []).filter((t) => t < T));
+    return (hookStarts.get(`${key}@${to}`) ?? []).find((t) => t > since && t <= T);
   }
 
   /** podsProblem: a pod of the StatefulSet missing or not ready, or one at or above `from` not on the update revision. */
@@ -475,9 +502,9 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   function gateProblem(s: StsState, from: number, T: number): { why: string } | { unknown: string } | undefined {
     let lastAvailable = 0;
     for (let i = 0; i < s.replicas; i++) lastAvailable = Math.max(lastAvailable, (podOf(s, i)?.readySinceMs ?? 0) + s.minReadySeconds * 1000);
-    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? '3');
-    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? '30') * 1000;
-    const delay = Number(s.annotations['phased-rollout.io/initial-delay-seconds'] ?? '30') * 1000;
+    const k = Number(s.annotations['phased-rollout.io/success-threshold'] ?? o.settings?.['phased-rollout.io/success-threshold'] ?? '3');
+    const period = Number(s.annotations['phased-rollout.io/period-seconds'] ?? o.settings?.['phased-rollout.io/period-seconds'] ?? '30') * 1000;
+    const delay = Number(s.annotations['phased-rollout.io/initial-delay-seconds'] ?? o.settings?.['phased-rollout.io/initial-delay-seconds'] ?? '30') * 1000;
     if (T < lastAvailable + delay + (k - 1) * period) return { why: `${T - lastAvailable} ms after the last pod became available; ${k} checks ${period} ms apart after ${delay} ms need more` };
     const gates = (o.gateNames ?? gateNamesOf)(s.annotations, s.name, from, s.replicas);
     if (!gates) return { unknown: 'no e2e gate name in a query: cannot check the gate' };

@@ -5,6 +5,7 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { GateChange } from '../../test/support/safety-checker.js';
+import { GateRecorder, Poller } from '../common/gate-recorder.js';
 import type { Cluster } from './cluster.js';
 import { APP, METRICS_PORT } from './manifest.js';
 
@@ -61,13 +62,10 @@ export class Observer {
   maxDown = 0;
   /** The most members on the `watchRelease` release at one time. */
   maxOnWatched = 0;
-  readonly gateHistory: GateChange[] = [];
-  /** The last answer of each query ('1', '0' or 'absent'), as last added to gateHistory. */
-  private readonly lastGate = new Map<string, string>();
+  private readonly gate: GateRecorder;
+  private readonly poller = new Poller(() => this.poll());
   private watched: { image: string; args: string[] } | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private lastTargets = '';
-  private busy = false;
   private stopped = false;
   private lastDown = '';
   /** Called when the set of members down changes (comma-separated names, empty when none). */
@@ -79,28 +77,26 @@ export class Observer {
     private readonly names: string[],
     private readonly targetsFile: string,
     /** The gate's queries (filled in) by name, polled for the gate history. */
-    private readonly queries: Record<string, string> = {},
-  ) {}
+    queries: Record<string, string> = {},
+  ) {
+    this.gate = new GateRecorder(cluster.env.PROMETHEUS_URL, queries);
+  }
+
+  /** The gate's answers as they changed (the safety checker's gate history). */
+  get gateHistory(): GateChange[] {
+    return this.gate.history;
+  }
 
   /** start polls every 250 ms until stop. */
   start(): void {
-    const tick = async () => {
-      if (!this.busy) {
-        this.busy = true;
-        await this.poll().catch(() => undefined).finally(() => (this.busy = false));
-      }
-      if (this.timer) this.timer = setTimeout(() => void tick(), 250);
-    };
-    this.timer = setTimeout(() => void tick(), 0);
+    this.poller.start();
   }
 
   /** stop ends the polling and removes the targets file. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
     // A poll in flight may still write the file: wait for it, then remove it.
-    while (this.busy) await new Promise((r) => setTimeout(r, 50));
+    await this.poller.stop();
     rmSync(this.targetsFile, { force: true });
   }
 
@@ -122,7 +118,7 @@ export class Observer {
 
   /** gatePassing: the last answer to the query `name` was a pass. */
   gatePassing(name: string): boolean {
-    return this.lastGate.get(name) === '1';
+    return this.gate.passing(name);
   }
 
   /** poll reads the pods once, keeps the targets file, and asks Prometheus the gate's queries. */
@@ -147,22 +143,6 @@ export class Observer {
       renameSync(`${this.targetsFile}.tmp`, this.targetsFile);
       this.lastTargets = t;
     }
-    await this.pollGate();
-  }
-
-  private async pollGate(): Promise<void> {
-    const url = this.cluster.env.PROMETHEUS_URL;
-    for (const [name, q] of Object.entries(this.queries)) {
-      const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(2000) })
-        .then((x) => x.json() as Promise<{ data?: { result?: { value?: [number, string] }[] } }>)
-        .catch(() => undefined);
-      // No answer is not a pass: a step taken while Prometheus could not be asked is not shown as gated.
-      const pass = (r?.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
-      const value = !r ? 'absent' : pass ? '1' : '0';
-      if (this.lastGate.get(name) !== value) {
-        this.gateHistory.push({ at: new Date().toISOString(), name, value });
-        this.lastGate.set(name, value);
-      }
-    }
+    await this.gate.poll();
   }
 }

@@ -4,7 +4,7 @@
 // gate history).
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { GateChange } from '../../test/support/safety-checker.js';
+import { GateRecorder, Poller } from '../common/gate-recorder.js';
 import type { Cluster } from '../etcd/cluster.js';
 import { leaderChange, type LeaderChange, type PodSeen } from './leaders.js';
 import { API_PORT, APP, GENERATION_KEY, SCOPE } from './manifest.js';
@@ -31,10 +31,8 @@ export class Observer {
   private leaderUid = '';
   readonly changes: LeaderChange[] = [];
   maxDown = 0;
-  readonly gateHistory: GateChange[] = [];
-  private readonly lastGate = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private busy = false;
+  readonly gate: GateRecorder;
+  private readonly poller = new Poller(() => this.poll());
   private stopped = false;
   private lastTargets = '';
   onLeaderChange: ((c: LeaderChange) => void) | undefined;
@@ -44,25 +42,18 @@ export class Observer {
     private readonly namespace: string,
     readonly names: string[],
     private readonly targetsFile: string,
-    private readonly queries: Record<string, string> = {},
-  ) {}
+    queries: Record<string, string> = {},
+  ) {
+    this.gate = new GateRecorder(cluster.env.PROMETHEUS_URL, queries);
+  }
 
   start(): void {
-    const tick = async () => {
-      if (!this.busy) {
-        this.busy = true;
-        await this.poll().catch(() => undefined).finally(() => (this.busy = false));
-      }
-      if (this.timer) this.timer = setTimeout(() => void tick(), 250);
-    };
-    this.timer = setTimeout(() => void tick(), 0);
+    this.poller.start();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    while (this.busy) await new Promise((r) => setTimeout(r, 50));
+    await this.poller.stop();
     rmSync(this.targetsFile, { force: true });
   }
 
@@ -78,13 +69,6 @@ export class Observer {
     return this.names.filter((n) => this.seen.get(n)?.generation === String(g) && !this.seen.get(n)?.deleting).length;
   }
 
-  gatePassing(name: string): boolean {
-    return this.lastGate.get(name) === '1';
-  }
-
-  allGatesPassing(): boolean {
-    return Object.keys(this.queries).every((n) => this.gatePassing(n));
-  }
 
   private async poll(): Promise<void> {
     const list = await this.cluster.core.listNamespacedPod({ namespace: this.namespace, labelSelector: `app=${APP}` });
@@ -113,21 +97,6 @@ export class Observer {
       renameSync(`${this.targetsFile}.tmp`, this.targetsFile);
       this.lastTargets = t;
     }
-    await this.pollGate();
-  }
-
-  private async pollGate(): Promise<void> {
-    const url = this.cluster.env.PROMETHEUS_URL;
-    for (const [name, q] of Object.entries(this.queries)) {
-      const r = await fetch(`${url}/api/v1/query?query=${encodeURIComponent(q)}`, { signal: AbortSignal.timeout(2000) })
-        .then((x) => x.json() as Promise<{ data?: { result?: { value?: [number, string] }[] } }>)
-        .catch(() => undefined);
-      const pass = (r?.data?.result ?? []).some((s) => s.value !== undefined && !Number.isNaN(Number(s.value[1])));
-      const value = !r ? 'absent' : pass ? '1' : '0';
-      if (this.lastGate.get(name) !== value) {
-        this.gateHistory.push({ at: new Date().toISOString(), name, value });
-        this.lastGate.set(name, value);
-      }
-    }
+    await this.gate.poll();
   }
 }

@@ -89,7 +89,7 @@ export class Stage {
       say(`${this.observer.leader} leads; a switchover to ${this.names[0]} before the run (not counted)`);
       await this.switchover(this.observer.leader, this.names[0] as string);
     }
-    if (system !== 'plain') await until('the recipe\'s queries to pass', 3 * MINUTES, () => this.observer.allGatesPassing());
+    if (system !== 'plain') await until('the recipe\'s queries to pass', 3 * MINUTES, () => this.observer.gate.allPassing());
     this.observer.changes.length = 0;
     this.startWriting();
     await sleep(5000);
@@ -172,7 +172,7 @@ export class Stage {
   safety(): SafetyReport {
     const events = readAudit<AuditEvent>(this.ctx.cluster.env.AUDIT_LOG ?? '', this.mark, inNamespace(this.namespace));
     const names = Object.keys(queries(this.namespace));
-    return checkSafety(events, this.observer.gateHistory, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames: () => names, settings: timing() });
+    return checkSafety(events, this.observer.gate.history, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames: () => names, settings: timing() });
   }
 
   async close(keep: boolean): Promise<void> {

@@ -1,6 +1,6 @@
 // The command line of npm run scenario:etcd, read and checked before anything touches the cluster: a
 // scenario, the system that rolls it (not every system runs every scenario), the write rate.
-import { parseArgs } from 'node:util';
+import { readCommon } from '../common/args.js';
 import type { System } from './manifest.js';
 import { SCENARIOS, type ScenarioName } from './scenarios.js';
 
@@ -29,23 +29,11 @@ export const USAGE = `usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [
 
 /** readArgs checks a command line: the arguments, or why they are refused (one line, then USAGE). */
 export function readArgs(argv: string[]): Args | { error: string } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: { system: { type: 'string', default: 'ours' }, rate: { type: 'string', default: '20' }, keep: { type: 'boolean', default: false }, 'e2e-dir': { type: 'string' }, quiet: { type: 'boolean', default: false } },
-    });
-  } catch (e) {
-    return { error: (e as Error).message };
-  }
-  const { values, positionals } = parsed;
-  const name = positionals[0] as ScenarioName | undefined;
-  if (positionals.length !== 1 || !name || !SCENARIOS.includes(name)) return { error: `one scenario, one of ${SCENARIOS.join(', ')}; got ${JSON.stringify(positionals)}` };
-  const system = values.system as System;
-  if (!SYSTEMS[name].includes(system)) return { error: `${name} runs with --system ${SYSTEMS[name].join(' or ')}; got ${JSON.stringify(values.system)}` };
-  // Digits only: "20" is twenty writes a second, "2e1", "0x14" and "20/s" are refused rather than guessed.
-  const rate = /^\d{1,3}$/.test(values.rate) ? Number(values.rate) : NaN;
-  if (!(rate >= 1 && rate <= 500)) return { error: `--rate is writes per second, an integer 1..500; got ${JSON.stringify(values.rate)}` };
-  return { name, system, rate, keep: values.keep, quiet: values.quiet, ...(values['e2e-dir'] ? { e2eDir: values['e2e-dir'] } : {}) };
+  const c = readCommon(argv);
+  if ('error' in c) return c;
+  const name = c.positionals[0] as ScenarioName | undefined;
+  if (c.positionals.length !== 1 || !name || !SCENARIOS.includes(name)) return { error: `one scenario, one of ${SCENARIOS.join(', ')}; got ${JSON.stringify(c.positionals)}` };
+  const system = c.system as System;
+  if (!SYSTEMS[name].includes(system)) return { error: `${name} runs with --system ${SYSTEMS[name].join(' or ')}; got ${JSON.stringify(c.system)}` };
+  return { name, system, rate: c.rate, keep: c.keep, quiet: c.quiet, ...(c.e2eDir ? { e2eDir: c.e2eDir } : {}) };
 }

@@ -5,7 +5,7 @@
 # has caught up), and waits until the candidate leads and the old primary follows it. When the pod does
 # not lead, it does nothing. Run twice, the second run finds the pod no longer leads: it is idempotent.
 #
-# The candidate is a running replica with a known lag within MAX_LAG_BYTES, preferring one already on
+# The candidate is a replica the primary sees streaming, with a known lag within MAX_LAG_BYTES, preferring one already on
 # the revision the pod goes to (PHASED_ROLLOUT_UPDATED_PODS), then the lowest ordinal (the pod a rollout
 # or a rollback replaces last). No candidate: the hook fails and the step waits (a failed check), rather
 # than let the primary's pod go and Patroni fail over.
@@ -80,16 +80,20 @@ def main():
     if leader["name"] != POD:
         say(f"{leader['name']} leads, not this pod; nothing to do")
         return 0
+    # Streaming, as the primary itself sees it (pg_stat_replication): a replica that runs but does not
+    # stream (still starting, a wrong credential) may show a small lag and still miss recent commits.
+    api = leader.get("api_url", f"http://{leader['host']}:8008/patroni").rsplit("/", 1)[0]
+    status, text = call(f"{api}/patroni")
+    streaming = {r.get("application_name") for r in (json.loads(text).get("replication") or []) if r.get("state") == "streaming"} if status == 200 else set()
     replicas = [m for m in c["members"] if m["name"] != POD and m.get("role") in ("replica", "sync_standby") and m.get("state") in ("running", "streaming")]
-    fit = [m for m in replicas if isinstance(m.get("lag"), int) and m["lag"] <= MAX_LAG_BYTES]
+    fit = [m for m in replicas if isinstance(m.get("lag"), int) and m["lag"] <= MAX_LAG_BYTES and m["name"] in streaming]
     if not fit:
         seen = ", ".join(f"{m['name']} {m.get('role')} {m.get('state')} lag {m.get('lag')}" for m in c["members"] if m["name"] != POD) or "none"
-        say(f"no replica to hand the primary role to (running, lag <= {MAX_LAG_BYTES} bytes); members: {seen}")
+        say(f"no replica to hand the primary role to (streaming, lag <= {MAX_LAG_BYTES} bytes); streaming: {sorted(streaming) or 'none'}; members: {seen}")
         return 1
     fit.sort(key=lambda m: (m["name"] not in UPDATED, ordinal(m["name"]), m["lag"]))
     candidate = fit[0]["name"]
     say(f"leads; switching over to {candidate} (on the new revision: {candidate in UPDATED}; lag {fit[0]['lag']} bytes)")
-    api = leader.get("api_url", f"http://{leader['host']}:8008/patroni").rsplit("/", 1)[0]
     status, text = call(f"{api}/switchover", {"leader": POD, "candidate": candidate}, timeout=60)
     if status != 200:
         say(f"Patroni refused the switchover: HTTP {status}: {text.strip()[:300]}")

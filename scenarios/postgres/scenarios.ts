@@ -80,19 +80,23 @@ export class Stage {
     say(`${REPLICAS} PostgreSQL members (Patroni) in namespace ${this.namespace}, ${system === 'plain' ? 'RollingUpdate, no phased-rollout' : system === 'ours' ? 'opted in with the recipe and its switchover hook' : 'opted in with the recipe, no hook'}`);
     await cluster.apply(objects.slice(1));
     await until('every member ready and a primary', 4 * MINUTES, () => this.observer.downNow() === 0 && this.observer.leader !== '');
-    const ip = (await cluster.getJson(['service', SCOPE, '-n', this.namespace])).spec.clusterIP as string;
-    this.target = { host: ip, port: 5432, user: 'postgres', password: 'superuser-secret' };
-    await prepareTable(this.target);
     // Every run starts from the same place: postgres-0 leads (as after an ordered bootstrap), so the
-    // primary's pod is the last one a rollout replaces.
+    // primary's pod is the last one a rollout replaces; both replicas stream from it.
+    await until('both replicas streaming', 3 * MINUTES, async () => (await this.streaming()) === REPLICAS - 1);
     if (this.observer.leader !== this.names[0]) {
       say(`${this.observer.leader} leads; a switchover to ${this.names[0]} before the run (not counted)`);
       await this.switchover(this.observer.leader, this.names[0] as string);
+      await until('both replicas streaming from the new primary', 3 * MINUTES, async () => (await this.streaming()) === REPLICAS - 1);
     }
+    const ip = (await cluster.getJson(['service', SCOPE, '-n', this.namespace])).spec.clusterIP as string;
+    this.target = { host: ip, port: 5432, user: 'postgres', password: 'superuser-secret' };
+    await prepareTable(this.target);
     if (system !== 'plain') await until('the recipe\'s queries to pass', 3 * MINUTES, () => this.observer.gate.allPassing());
     this.observer.changes.length = 0;
     this.startWriting();
     await sleep(5000);
+    // A writer that cannot write measures nothing: stop here and say why.
+    if (this.writer?.live().acked === 0) throw new Error(`no commit acknowledged in the first 5 s: ${this.writer.records.find((r) => r.error)?.error ?? 'no answer'}`);
   }
 
   /** switchover asks Patroni (through the leader's REST API) to hand the primary role to `to`, and waits until it has. */

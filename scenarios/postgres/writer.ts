@@ -69,6 +69,7 @@ export class Writer {
   private readonly pending = new Set<Promise<void>>();
   private seq = 0;
   private readonly counters: Counters = { acked: 0, failed: 0, inFlight: 0 };
+  private readonly watched = new WeakSet<pg.PoolClient>();
 
   constructor(o: WriterOptions) {
     this.o = { attemptMs: 1000, deadlineMs: 3000, ...o };
@@ -117,6 +118,12 @@ export class Writer {
       let client: pg.PoolClient | undefined;
       try {
         client = await this.pool.connect();
+        // A connection the server ends while it is checked out (a switchover, the primary's pod going)
+        // emits 'error' on the client: the query in flight fails with it, nothing more to do.
+        if (!this.watched.has(client)) {
+          this.watched.add(client);
+          client.on('error', () => undefined);
+        }
         await client.query(`INSERT INTO ${TABLE} (seq, value) VALUES ($1, $2) ON CONFLICT (seq) DO UPDATE SET value = EXCLUDED.value`, [rec.seq, rec.value]);
         client.release();
         rec.ackAt = Date.now();

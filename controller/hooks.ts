@@ -95,7 +95,8 @@ export async function runHooks(d: HookDeps, t: EventTarget, req: HookRequest, no
     d.metrics.hookRuns.inc({ namespace: t.namespace, statefulset: t.name, hook: run.hook, when: run.when, result: outcome.result });
     log.info({ result: outcome.result, detail: outcome.detail }, 'hook finished');
     if (outcome.result === 'pass') await d.events.emit(t, 'Normal', 'HookSucceeded', `${run.when} hook ${run.hook} for pod ${run.pod} succeeded (${outcome.detail})`, d.write());
-    else await d.events.emit(t, 'Warning', 'HookFailed', `${run.when} hook ${run.hook} for pod ${run.pod} ${outcome.result === 'fail' ? 'failed' : 'could not run'}: ${outcome.detail}`, d.write());
+    // A revert's hook failing is told by the planner, with what the revert does next.
+    else if (!req.bounded) await d.events.emit(t, 'Warning', 'HookFailed', `${run.when} hook ${run.hook} for pod ${run.pod} ${outcome.result === 'fail' ? 'failed' : 'could not run'}: ${outcome.detail}`, d.write());
   }
   return [outcome];
 }

@@ -232,7 +232,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
-    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k }));
+    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k, uid: byIndex.get(to + k)?.uid ?? '' }));
     const released = releasedPods.map((x) => x.name);
     // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
     const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);

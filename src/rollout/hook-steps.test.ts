@@ -43,7 +43,7 @@ function untilStep(i: PlanInput): { r: PlanResult; now: number } {
 describe('prepare hooks before a forward step', () => {
   const s = sts({ status: {} });
   const p = pods(['old', 'old', 'old']);
-  const key = 'prepare:pg/hook.switchover:pg-2@new@2';
+  const key = 'prepare:pg/hook.switchover:pg-2/uid-2-old@new@2';
 
   it('the gate passed: the planner asks for the prepare hook of the pod the step releases, and lowers nothing', () => {
     const { r } = untilStep(input(s, p, [switchover]));
@@ -101,13 +101,13 @@ describe('prepare hooks before a forward step', () => {
     const four = pods(['old', 'old', 'old', 'old']);
     const { r, now } = untilStep(input(wide, four, [switchover]));
     expect(r.hooks?.runs.map((x) => x.pod)).toEqual(['pg-2', 'pg-3']);
-    const one = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2@new@2', result: 'pass', detail: 'ok' }]));
+    const one = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-old@new@2', result: 'pass', detail: 'ok' }]));
     expect(moves(one)).toEqual([]);
     expect(one.hooks?.runs.map((x) => x.pod)).toEqual(['pg-3']);
-    const both = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3@new@2', result: 'pass', detail: 'ok' }]));
+    const both = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', result: 'pass', detail: 'ok' }]));
     expect(moves(both)).toEqual([]); // pg-2's success is neither read now nor recorded in this status
-    const recorded = sts({ ann: steps, replicas: 4, partition: 4, status: { partition: 4, replicas: 4, hooksDone: ['prepare:pg/hook.switchover:pg-2@new@2'] } });
-    expect(moves(plan(input(recorded, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3@new@2', result: 'pass', detail: 'ok' }])))).toEqual([2]);
+    const recorded = sts({ ann: steps, replicas: 4, partition: 4, status: { partition: 4, replicas: 4, hooksDone: ['prepare:pg/hook.switchover:pg-2/uid-2-old@new@2'] } });
+    expect(moves(plan(input(recorded, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', result: 'pass', detail: 'ok' }])))).toEqual([2]);
   });
 });
 
@@ -134,9 +134,9 @@ describe('settle hooks after a step', () => {
     const s = sts({ ann, partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
     const r = plan(input(s, p, [caughtUp]));
     expect(r.check).toBeUndefined();
-    expect(r.hooks?.runs.map((x) => x.key)).toEqual(['settle:pg/hook.caught-up:pg-2@new@2']);
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual(['settle:pg/hook.caught-up:pg-2/uid-2-new@new@2']);
     expect(r.hooks?.runs[0]?.updated).toEqual(['pg-2']);
-    const done = plan(input(s, p, [caughtUp], T0 + 5000, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2@new@2', result: 'pass', detail: 'ok' }]));
+    const done = plan(input(s, p, [caughtUp], T0 + 5000, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', result: 'pass', detail: 'ok' }]));
     expect(done.phase).toBe('Baking');
     expect(done.memory?.settledAtMs).toBe(T0 + 5000);
     expect(done.requeueAfterMs).toBe(30_000);
@@ -146,7 +146,7 @@ describe('settle hooks after a step', () => {
   it('a failed settle hook counts as a failed check and runs again', () => {
     const s = sts({ partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
     const r = plan(input(s, p, [caughtUp]));
-    const failed = plan(input(s, p, [caughtUp], T0, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2@new@2', result: 'fail', detail: 'lag 9000' }]));
+    const failed = plan(input(s, p, [caughtUp], T0, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', result: 'fail', detail: 'lag 9000' }]));
     expect(failed.memory).toMatchObject({ failures: 1, streak: 0 });
     expect(statusOf(failed)?.released).toEqual({ step: 'new@2', pods: ['pg-2'] });
   });
@@ -160,12 +160,12 @@ describe('a revert with prepare hooks', () => {
     const r = plan(input(back(3), p, [switchover]));
     expect(moves(r)).toEqual([]);
     expect(r.hooks).toMatchObject({ bounded: true, runs: [{ pod: 'pg-2', direction: 'rollback', revision: 'old', fromRevision: 'new', updated: ['pg-0'] }] });
-    const done = plan(input(back(3), p, [switchover], T0, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2@old@2', result: 'pass', detail: 'ok' }]));
+    const done = plan(input(back(3), p, [switchover], T0, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'pass', detail: 'ok' }]));
     expect(moves(done)).toEqual([2]);
   });
 
   it('a failed hook does not stop it: told, and the pod is released', () => {
-    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2@old@2', result: 'error', detail: 'timed out after 60000 ms' }]));
+    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'error', detail: 'timed out after 60000 ms' }]));
     expect(moves(r)).toEqual([2]);
     expect(of(r, 'event').map((e) => e.reason)).toContain('HookFailed');
   });
@@ -175,6 +175,30 @@ describe('a revert with prepare hooks', () => {
     const next = plan(input(back(2), pods(['old', 'new', 'old']), [switchover]));
     expect(next.hooks?.runs.map((x) => x.pod)).toEqual(['pg-1']);
     expect(moves(next)).toEqual([]);
+  });
+
+  it('a pod released after its hooks is recorded: no later plan runs them again or holds it back', () => {
+    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'fail', detail: 'no candidate' }]));
+    expect(moves(r)).toEqual([2]);
+    const recorded = statusOf(r)?.hooksDone;
+    expect(recorded).toEqual(['prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback']);
+    // The cache still shows pg-2 Ready on the failed revision: released, not held again.
+    const next = plan(input(back(2, { partition: 2, hooksDone: recorded }), p, [switchover]));
+    expect(moves(next)).toEqual([]);
+    expect(next.hooks).toBeUndefined();
+  });
+
+  it('a rollback after the last step with a pod not ready on the failed (current) revision goes without hooks', () => {
+    const s = sts({ partition: 3, updateRevision: 'old', currentRevision: 'new', status: { phase: 'RollingBack', revision: 'old', partition: 3, failedRevision: 'new', failureReason: 'FailureThreshold' } });
+    const r = plan(input(s, pods(['new!', 'new', 'new']), [switchover]));
+    expect(moves(r)).toEqual([0]);
+    expect(of(r, 'event').map((e) => e.reason)).toContain('HookSkipped');
+  });
+
+  it('policies the caches cannot tell yet hold a revert: it never releases every pod at once for want of its hooks', () => {
+    const r = plan({ ...input(back(3), p, [switchover]), policies: { pg: { problem: 'gate policies cannot be read yet', transient: true } } });
+    expect(moves(r)).toEqual([]);
+    expect(r.requeueAfterMs).toBe(2000);
   });
 
   it('a partition below the pods still to restore is raised to hold them first', () => {

@@ -63,7 +63,7 @@ export function prepareStep(c: Ctx, cfg: RolloutConfig, m0: Memory, released: { 
   const m = withPasses(c, m0, runs);
   const p = progressOf(c, runs);
   if (p.state === 'done') return { ready: m };
-  c.status = { ...c.status, hooksDone: p.done };
+  c.status = { ...c.status, hooksDone: p.done.slice(-1) };
   if (p.state === 'failed') {
     const next = failed(m, p, c.input.nowMs);
     return finish(c, 'Checking', `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} (${p.outcome.detail}); counted as a ${p.outcome.result === 'fail' ? 'failed check' : 'check not evaluated'}; the gates pass again before it runs again`, { memory: next, requeueAfterMs: HOOK_POLL_MS });
@@ -87,7 +87,7 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, by
   if (!rec || rec.step !== `${c.revision}@${p}`) return undefined;
   const pods = rec.pods.flatMap((name) => {
     const pod = [...byIndex.values()].find((x) => x.name === name);
-    return pod ? [{ name, index: pod.index }] : [];
+    return pod ? [{ name, index: pod.index, uid: pod.uid }] : [];
   });
   const runs = hookRuns(cfg.hooks, { when: 'settle', pods, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: p, ...(c.previous ? { fromRevision: c.previous } : {}) });
   if (runs.length === 0) return undefined;
@@ -97,7 +97,7 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, by
     c.status = { ...c.status, released: undefined };
     return { settled: { ...m, settledAtMs: c.input.nowMs } };
   }
-  c.status = { ...c.status, released: rec, hooksDone: progress.done };
+  c.status = { ...c.status, released: rec, hooksDone: progress.done.slice(-1) };
   if (progress.state === 'failed') {
     return finish(c, 'WaitingForPods', `settle hook ${progress.run.hook} did not succeed for pod ${progress.run.pod} (${progress.outcome.detail}); counted as a ${progress.outcome.result === 'fail' ? 'failed check' : 'check not evaluated'}; it runs again`, { memory: failed(m, progress, c.input.nowMs), requeueAfterMs: HOOK_POLL_MS });
   }
@@ -115,6 +115,14 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, by
 export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[], byIndex: Map<number, PodView>, reverting: Memory): PlanResult | undefined {
   if (!cfg.hooks.some((h) => h.when === 'prepare')) return undefined;
   const { sts } = c.input;
+  // A pod not ready on another revision is deleted (plan.ts); held below the partition it would come
+  // back on the current revision. When that is not the one restored (a rollback after the last step),
+  // it could never become Ready, and under OrderedReady nothing above it would be replaced: such a
+  // revert goes without hooks, every pod at once, as a revert without hooks does.
+  if (sts.currentRevision !== c.revision && stale.some((p) => !p.ready && !p.deleting)) {
+    c.actions.push({ type: 'event', eventType: 'Warning', reason: 'HookSkipped', message: `rollback to ${c.revision} restores every pod at once without prepare hooks: a pod not ready on revision ${sts.currentRevision} would come back on it while held` });
+    return undefined;
+  }
   const going = stale.filter((p) => !p.deleting);
   const top = going.reduce<PodView | undefined>((a, p) => (!a || p.index > a.index ? p : a), undefined);
   const msg = (what: string) => `restoring ${stale.length} pod(s) to known-good revision ${c.revision} one at a time (prepare hooks); ${what}`;
@@ -125,7 +133,7 @@ export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[]
     return finish(c, 'RollingBack', msg(`waiting for ${name}`), { memory: reverting, requeueAfterMs: 1000 }, sts.partition);
   }
   // Not ready: it serves nothing to prepare; deleted by the caller and restored without hooks.
-  const runs = top.ready ? hookRuns(cfg.hooks, { when: 'prepare', pods: [top], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
+  const runs = top.ready ? hookRuns(cfg.hooks, { when: 'prepare', pods: [{ name: top.name, index: top.index, uid: top.uid }], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
   const p = runs.length > 0 ? progressOf(c, runs) : undefined;
   const to = revertTarget(
     going.map((x) => x.index),
@@ -134,8 +142,12 @@ export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[]
   if (to !== sts.partition) c.actions.push({ type: 'setPartition', from: sts.partition, to });
   if (p?.state === 'failed') c.actions.push({ type: 'event', eventType: 'Warning', reason: 'HookFailed', message: `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} during the rollback (${p.outcome.detail}); the rollback goes on` });
   if (p?.state === 'waiting') {
-    c.status = { ...c.status, hooksDone: p.done };
+    c.status = { ...c.status, hooksDone: p.done.slice(-1) };
     return finish(c, 'RollingBack', msg(p.detail), { memory: reverting, hooks: { runs: p.left, bounded: true }, requeueAfterMs: HOOK_POLL_MS }, to);
   }
+  // Released with its hooks done (or failed): recorded with the partition write, so that no later plan
+  // runs them again or raises the partition back over the pod before it is replaced.
+  const last = runs.at(-1);
+  if (last) c.status = { ...c.status, hooksDone: [last.key] };
   return finish(c, 'RollingBack', msg(`pod ${top.name} goes next`), { memory: reverting, requeueAfterMs: 1000 }, to);
 }

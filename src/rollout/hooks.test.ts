@@ -34,6 +34,10 @@ describe('hookProgress', () => {
   ] as const)('%s', (_, outcomes, recorded, want) => {
     expect(hookProgress(runs, outcomes, recorded)).toMatchObject(want);
   });
+  it('a recorded run stands for every run before it (the status keeps only the last)', () => {
+    expect(hookProgress(runs, [], [b])).toEqual({ state: 'done', done: [a, b] });
+    expect(hookProgress(runs, [], [a])).toMatchObject({ state: 'waiting', done: [a] });
+  });
   it('no run: done', () => expect(hookProgress([], [], [])).toEqual({ state: 'done', done: [] }));
 });
 

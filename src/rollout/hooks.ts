@@ -51,7 +51,8 @@ export interface HookRequest {
 /** HookStep is one step's hooks: which pods, going where. */
 export interface HookStep {
   when: HookWhen;
-  pods: readonly { name: string; index: number }[];
+  /** The pods, each with its UID when known: a run stands for that pod, not a later one of the same name. */
+  pods: readonly { name: string; index: number; uid?: string }[];
   revision: string;
   fromRevision?: string;
   direction: HookDirection;
@@ -66,7 +67,7 @@ export function hookRuns(hooks: readonly HookTemplate[], s: HookStep): HookRun[]
     for (const h of hooks) {
       if (h.when !== s.when) continue;
       runs.push({
-        key: `${s.when}:${h.name}:${pod.name}@${s.revision}@${s.partition}`,
+        key: `${s.when}:${h.name}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}`,
         hook: h.name,
         when: s.when,
         pod: pod.name,
@@ -93,12 +94,15 @@ export type HookProgress =
 
 /**
  * hookProgress judges a step's runs. A run is done once an outcome passed now or the status recorded it
- * (`recorded`, keys of this step only count: another pod, revision or partition is another key). The
- * runs go one at a time in order: the first not done is the one the shell works on.
+ * or a later run (`recorded`, keys of this step only count: another pod, pod UID, revision, partition or
+ * direction is another key). The runs go one at a time in order: the first not done is the one the shell
+ * works on, and the status records only the last one done (bounded, whatever the number of runs).
  */
 export function hookProgress(runs: readonly HookRun[], outcomes: readonly HookOutcome[], recorded: readonly string[]): HookProgress {
   const byKey = new Map(outcomes.map((o) => [o.key, o]));
-  const done = runs.filter((r) => recorded.includes(r.key) || byKey.get(r.key)?.result === 'pass').map((r) => r.key);
+  // The runs go in order, so a recorded run stands for every run before it too (the status keeps the last).
+  const through = Math.max(-1, ...recorded.map((k) => runs.findIndex((r) => r.key === k)));
+  const done = runs.filter((r, i) => i <= through || byKey.get(r.key)?.result === 'pass').map((r) => r.key);
   const left = runs.filter((r) => !done.includes(r.key));
   const first = left[0];
   if (!first) return { state: 'done', done };

@@ -118,6 +118,9 @@ export function plan(given: PlanInput): PlanResult {
     }
     const reverting: Memory = { step: `${revision}@revert`, revision, seenAtMs: input.nowMs, streak: 0, failures: 0, reverting: true };
     // With prepare hooks, one pod at a time, each after its hooks (src/rollout/hook-steps.ts).
+    // Policies the caches cannot tell yet (a start, a watch down) may hold prepare hooks: the revert
+    // waits for them rather than release every pod at once.
+    if (policyProblem?.transient) return policyHold(c, policyProblem);
     const hooked = policyProblem ? undefined : revertStep(c, cfg, stale, byIndex, reverting);
     if (hooked) return hooked;
     if (sts.partition !== 0) c.actions.unshift({ type: 'setPartition', from: sts.partition, to: 0 });

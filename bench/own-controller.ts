@@ -32,9 +32,11 @@ export class OwnController {
    * start stops the harness's controller (or a previous own one, by the caller) and runs the same
    * command line at `logLevel` with `extra` flags, its output in `log`; resolves once /readyz answers.
    */
-  static async start(env: Record<string, string>, o: { logLevel: string; extra?: string[]; log: string }): Promise<OwnController> {
+  static async start(env: Record<string, string>, o: { logLevel: string; extra?: string[]; log: string; bundle?: string }): Promise<OwnController> {
     harnessController(env, 'stop');
-    const cmd = readFileSync(resolve(env.E2E_DIR ?? '', 'cmd', 'controller'), 'utf8').trim().replace(/--log-level \S+/, `--log-level ${o.logLevel}`);
+    let cmd = readFileSync(resolve(env.E2E_DIR ?? '', 'cmd', 'controller'), 'utf8').trim().replace(/--log-level \S+/, `--log-level ${o.logLevel}`);
+    // `bundle`: another build of the controller (another commit's dist/bundle/controller.mjs), same flags.
+    if (o.bundle) cmd = cmd.replace(/\S+\/dist\/bundle\/controller\.mjs/, o.bundle);
     const fd = openSync(o.log, 'a');
     // exec: the child's pid is the controller's own, for /proc.
     const own = new OwnController(spawn('bash', ['-c', `exec ${cmd} ${(o.extra ?? []).join(' ')}`], { stdio: ['ignore', fd, fd] }));

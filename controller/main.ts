@@ -14,6 +14,7 @@ import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { WorkQueue } from '../src/runtime/queue.js';
+import { FairSlots } from '../src/runtime/fair-slots.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
 import { controllerSchema } from './config.js';
 import { notifications, notifyConfigProblems } from './notify.js';
@@ -57,7 +58,9 @@ async function main(): Promise<void> {
   // Every write names this replica in its User-Agent, so the audit log tells replicas apart.
   const agent = userAgent(PROGRAM, identity);
   const registry = createRegistry();
-  const metrics = controllerMetrics(registry);
+  // Checks and hooks run under these slots, beside the workers (controller/background.ts).
+  const slots = new FairSlots({ total: c['max-checks-in-flight'], perTenant: c['max-checks-per-namespace'] });
+  const metrics = controllerMetrics(registry, { inFlight: () => slots.stats() });
   const apps = makeApiClient(kc, AppsV1Api, agent, metrics.kubeRequests);
   const core = makeApiClient(kc, CoreV1Api, agent, metrics.kubeRequests);
   const policy = makeApiClient(kc, PolicyV1Api, agent, metrics.kubeRequests);
@@ -164,6 +167,9 @@ async function main(): Promise<void> {
     // With leader election no write starts once the renew deadline has passed (see leader.ts).
     fence: () => (elector ? elector.fence() : Infinity),
     notify: told.notify,
+    slots,
+    wake: enqueue,
+    minPeriodSeconds: c['min-period-seconds'],
   });
 
   const ops = createOpsServer(registry, readiness);
@@ -187,6 +193,8 @@ async function main(): Promise<void> {
     const q = queue;
     queue = undefined;
     await q?.stop();
+    // Checks and hooks under way end within their own timeouts; none waiting for a slot starts now.
+    await reconciler.stop();
   };
 
   try {

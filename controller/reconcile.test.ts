@@ -120,7 +120,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { wake?: (key: string) => void; query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
@@ -140,7 +140,29 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { query?: (q: GateQuer
     ...(o.policies ? { policies: o.policies } : {}),
     ...(o.batch ? { batch: o.batch } : {}),
   };
-  return new Reconciler(deps);
+  // With `wake`: a reconcile is one reconcile, as the queue runs it.
+  return o.wake ? new Reconciler({ ...deps, wake: o.wake }) : roundTrips(deps);
+}
+
+/**
+ * roundTrips makes each reconcile() of a test one round as the queue runs it: the reconcile, then the
+ * background check or hook it started, then the reconcile its end wakes (as the work queue would),
+ * until nothing is started. The background itself is tested in 'Reconciler: checks in the background'.
+ */
+function roundTrips(deps: ReconcileDeps): Reconciler {
+  const woken = new Set<string>();
+  const r = new Reconciler({ ...deps, wake: (k) => void woken.add(k) });
+  const once = r.reconcile.bind(r);
+  r.reconcile = async (key: string) => {
+    let out = await once(key);
+    for (let i = 0; i < 5; i++) {
+      await r.idle();
+      if (!woken.delete(key)) return out;
+      out = await once(key);
+    }
+    return out;
+  };
+  return r;
 }
 
 const partitionOf = (s: V1StatefulSet) => s.spec?.updateStrategy?.rollingUpdate?.partition;
@@ -394,14 +416,18 @@ describe('Reconciler', () => {
 
   it('decides on the caches as they are after the check: a new revision applied during it is not lowered for (item 3)', async () => {
     const c = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    let asked = 0;
     const query = async () => {
       // kubectl apply of a new template while Prometheus answers; the webhook re-pins to 3 again.
+      if (++asked > 1) return { result: 'fail', detail: 'the new revision is unhealthy' } as Verdict;
       const newer = statefulSet({ generation: 3, update: 'newer', rv: 150 });
       c.server.sts = structuredClone(newer);
       c.sts.state.items = [newer];
       return { result: 'pass', detail: 'ok' } as Verdict;
     };
     await reconciler(c, { query }).reconcile(KEY);
+    // The pass was measured for the old revision: the new one is checked on its own (and fails here).
+    expect(asked).toBe(2);
     expect(partitionOf(c.server.sts)).toBe(3);
     expect(c.writes.filter((w) => w.startsWith('partition'))).toEqual([]);
   });
@@ -615,5 +641,93 @@ describe('Reconciler: Job gates', () => {
     expect(c.events).toContain('GateError');
     expect(partitionWrites(c.writes)).toEqual([]);
     expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!).message).toContain('cannot create the Job of gate smoke/job.check: 403: jobs.batch is forbidden');
+  });
+});
+
+describe('Reconciler: checks in the background', () => {
+  const pods3 = () => [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')];
+  function hanging() {
+    let answer!: (v: Verdict) => void;
+    let asked = 0;
+    const query = () => (asked++, new Promise<Verdict>((r) => (answer = r)));
+    return { query, answer: (v: Verdict) => answer(v), asked: () => asked };
+  }
+
+  it('a reconcile never waits for a gate: it starts the check, writes nothing, and its end wakes the key', async () => {
+    const c = fakeCluster(statefulSet({ partition: 2 }), pods3());
+    const q = hanging();
+    const woken: string[] = [];
+    const r = reconciler(c, { query: q.query, wake: (k) => void woken.push(k) });
+    // Returns while Prometheus has not answered: the period is only a backstop.
+    await expect(r.reconcile(KEY)).resolves.toBe(1000);
+    expect(c.writes).toEqual([]);
+    // Asked again before the answer: the same check, not a second one.
+    await r.reconcile(KEY);
+    expect(q.asked()).toBe(1);
+    q.answer({ result: 'pass', detail: 'ok' });
+    await r.idle();
+    expect(woken).toEqual([KEY]);
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(1);
+    expect(c.writes).toEqual(['partition [1] + status']);
+  });
+
+  it('a pass measured for pods that changed meanwhile is dropped; the pods as they are now are checked again', async () => {
+    const c = fakeCluster(statefulSet({ partition: 2 }), pods3());
+    const q = hanging();
+    const r = reconciler(c, { query: q.query, wake: () => undefined });
+    await r.reconcile(KEY);
+    // pod 2 restarted (a new Ready time) while the query ran.
+    const restarted = pod(2, 'new');
+    restarted.status!.conditions![0]!.lastTransitionTime = new Date(T0 - 1000);
+    c.podCache.state.items = [pod(0, 'old'), pod(1, 'old'), restarted];
+    q.answer({ result: 'pass', detail: 'ok' });
+    await r.idle();
+    await r.reconcile(KEY);
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(c.writes.filter((w) => w.startsWith('partition'))).toEqual([]);
+    expect(q.asked()).toBe(2);
+  });
+
+  it('a pause while a check runs drops it: after the resume the gates are asked again, not the answer from before', async () => {
+    const c = fakeCluster(statefulSet({ partition: 2 }), pods3());
+    const q = hanging();
+    const r = reconciler(c, { query: q.query, wake: () => undefined });
+    await r.reconcile(KEY);
+    const paused = structuredClone(c.server.sts);
+    paused.metadata!.annotations![KEYS.paused] = 'true';
+    c.sts.state.items = [paused];
+    await r.reconcile(KEY);
+    q.answer({ result: 'pass', detail: 'measured before the pause' });
+    await r.idle();
+    const resumed = structuredClone(c.server.sts);
+    delete resumed.metadata!.annotations![KEYS.paused];
+    c.sts.state.items = [resumed];
+    c.server.sts = structuredClone(resumed);
+    await r.reconcile(KEY);
+    expect(q.asked()).toBe(2);
+    expect(partitionOf(c.server.sts)).toBe(2);
+  });
+
+  it('a check that throws fails the reconcile that takes it (retried with backoff, as before)', async () => {
+    const c = fakeCluster(statefulSet({ partition: 2 }), pods3());
+    const r = reconciler(c, { query: async () => Promise.reject(new Error('socket hang up')), wake: () => undefined });
+    await r.reconcile(KEY);
+    await r.idle();
+    await expect(r.reconcile(KEY)).rejects.toThrow('socket hang up');
+    expect(c.writes).toEqual([]);
+  });
+
+  it('while a check runs, a pod that goes down is acted on at once (the hold is not behind the check)', async () => {
+    const c = fakeCluster(statefulSet({ partition: 2 }), pods3());
+    const q = hanging();
+    const r = reconciler(c, { query: q.query, wake: () => undefined });
+    await r.reconcile(KEY);
+    c.podCache.state.items = [pod(0, 'old'), pod(1, 'old'), pod(2, 'new', false)];
+    await r.reconcile(KEY);
+    expect(JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!)).toMatchObject({ phase: 'WaitingForPods' });
+    q.answer({ result: 'pass', detail: 'ok' });
+    await r.idle();
+    expect(partitionOf(c.server.sts)).toBe(2);
   });
 });

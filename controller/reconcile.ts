@@ -26,6 +26,9 @@ import type { PolicyLookup } from '../src/policies/merge.js';
 import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
 import { runChecks } from './checks.js';
 import { runHooks } from './hooks.js';
+import { Background, tokenOf } from './background.js';
+import { FairSlots } from '../src/runtime/fair-slots.js';
+import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { HookOutcome } from '../src/rollout/hooks.js';
 
 /** How often a check whose Job gate's Job still runs looks again. */
@@ -70,7 +73,16 @@ export interface ReconcileDeps {
   statusSyncWaitMs?: number;
   /** Hands notifications to the background sender (never blocks); `secret` is phased-rollout.io/notify. */
   notify?: (target: EventTarget, secret: string | undefined, notifications: Notification[]) => void;
+  /** The slots checks and hooks run under (--max-checks-in-flight, --max-checks-per-namespace); one per controller. */
+  slots?: FairSlots;
+  /** Queues a key again: its check or hook has ended (absent: it is looked at on its next event or requeue). */
+  wake?: (key: string) => void;
+  /** --min-period-seconds: the floor of every period-seconds. */
+  minPeriodSeconds?: number;
 }
+
+/** Slots when none are given (tests): the flags' defaults. */
+const DEFAULT_SLOTS = { total: 32, perTenant: 4 };
 
 /** Snapshot is one consistent read of the caches for one StatefulSet. */
 interface Snapshot {
@@ -100,8 +112,28 @@ export class Reconciler {
   // reads the others' last writes (read-your-writes), so two members can never both step on views that
   // predate the other's step: the race window between members is closed, not narrowed.
   private readonly groups = new KeyedLock();
+  // Checks and hooks in the background, under the same slots (controller/background.ts).
+  private readonly checks: Background<NamedVerdict[] | { waiting: string[] }>;
+  private readonly hooks: Background<HookOutcome[]>;
 
-  constructor(private readonly d: ReconcileDeps) {}
+  constructor(private readonly d: ReconcileDeps) {
+    const slots = d.slots ?? new FairSlots(DEFAULT_SLOTS);
+    const wake = (key: string) => d.wake?.(key);
+    this.checks = new Background(slots, wake, () => (d.now ?? Date.now)());
+    this.hooks = new Background(slots, wake, () => (d.now ?? Date.now)());
+  }
+
+  /** idle resolves once no check or hook runs in the background (tests wait for it). */
+  async idle(): Promise<void> {
+    await Promise.all([this.checks.idle(), this.hooks.idle()]);
+  }
+
+  /** stop drops the work still waiting for a slot and waits for the work under way (shutdown). */
+  async stop(): Promise<void> {
+    this.checks.dropWaiting();
+    this.hooks.dropWaiting();
+    await this.idle();
+  }
 
   /** reconcile handles one key and returns when to look again. */
   async reconcile(key: string): Promise<number | undefined> {
@@ -184,29 +216,55 @@ export class Reconciler {
 
     let memory = this.memory.get(key);
     const first = this.planFor(snap, now(), memory);
+    // Checks and hooks run in the background (controller/background.ts): this reconcile takes a result
+    // that is ready for exactly this state, or starts the work and goes on with what it has.
     let checked = false;
     let waitMs: number | undefined;
+    // A state that asks for no check (paused, a pod down, a hold) drops the one under way: its verdict
+    // would be taken after the state came back, measured while it was away (as the check it replaced).
+    if (!first.check) this.checks.forget(key);
+    if (!first.hooks) this.hooks.forget(key);
     if (first.check && first.memory) {
-      const results = await runChecks(this.d, () => this.writeOptions(), target, first.check, first.memory);
-      if ('waiting' in results) {
+      const before = first.memory;
+      const req = first.check;
+      const got = this.checks.take(key, namespace, tokenOf(before.step, before.podsKey, req), () => runChecks(this.d, () => this.writeOptions(), target, req, before));
+      if ('pending' in got) {
+        // Nothing to decide yet: the plan without its check's verdict is never applied (a status write
+        // per check would double the writes of a step). Its end wakes this key; the period is a backstop.
+        this.memory.set(key, before);
+        log.debug({ step: before.step, pending: got.pending }, 'gate check under way');
+        return Math.min(first.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+      }
+      if ('waiting' in got.value) {
         // A Job gate's Job runs: the step's memory as it is, and a look again soon (its end is no watch event here).
-        memory = first.memory;
+        memory = before;
         waitMs = JOB_POLL_MS;
-        log.debug({ waiting: results.waiting, step: first.memory.step }, 'waiting for check Jobs');
+        log.debug({ waiting: got.value.waiting, step: before.step }, 'waiting for check Jobs');
       } else {
-        memory = recordCheck(first.memory, results, now());
-        log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: first.memory.step }, 'gate checked');
+        // Counted when it was measured (Prometheus evaluates a query when it is asked): the next check
+        // is due a period after this one's start, so checks are a period apart however long each takes.
+        memory = recordCheck(before, got.value, got.startedAtMs);
+        log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: before.step }, 'gate checked');
       }
       checked = true;
     }
     // Member hooks the step waits for (controller/hooks.ts): their outcomes go to the planner as data.
     let outcomes: HookOutcome[] | undefined;
     if (first.hooks && !checked) {
-      outcomes = await runHooks({ ...this.d, log, write: () => this.writeOptions() }, target, first.hooks, now());
+      const req = first.hooks;
+      const got = this.hooks.take(key, namespace, tokenOf(first.memory?.step, first.memory?.podsKey, req), () => runHooks({ ...this.d, log, write: () => this.writeOptions() }, target, req, now()));
+      // Under way: as with a check, nothing is decided until it ends (its end wakes this key).
+      if ('pending' in got) {
+        if (first.memory) this.memory.set(key, first.memory);
+        return Math.min(first.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+      }
+      outcomes = got.value;
       if (outcomes.some((o) => o.result === 'running')) waitMs = JOB_POLL_MS;
     }
     // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
-    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, checked || outcomes ? undefined : first, outcomes);
+    // Otherwise the first plan stands unless a result came in (nothing was awaited since the snapshot).
+    const fresh = !(checked && memory !== first.memory) && !outcomes;
+    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, fresh ? first : undefined, outcomes);
     return waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
   }
 
@@ -251,7 +309,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
-    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
@@ -412,6 +470,8 @@ export class Reconciler {
   }
 
   private forget(key: string, namespace: string, name: string): void {
+    this.checks.forget(key);
+    this.hooks.forget(key);
     this.memory.delete(key);
     this.written.delete(key);
     this.forgetMetrics(namespace, name);

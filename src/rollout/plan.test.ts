@@ -190,6 +190,24 @@ describe('plan: forward rollout', () => {
     expect(soon.requeueAfterMs).toBe(5000);
   });
 
+  it('raises a period-seconds under the operator floor (--min-period-seconds) to it, and leaves a longer one alone', () => {
+    const p3 = pods(['old', 'old', 'old']);
+    for (const [own, floor, want] of [
+      ['1', 30, 30_000],
+      ['60', 30, 60_000],
+      ['1', undefined, 1000],
+    ] as const) {
+      const ann = { ...FAST, [KEYS.periodSeconds]: own };
+      const first = plan({ ...input(sts({ ann }), p3), ...(floor ? { minPeriodSeconds: floor } : {}) });
+      expect(first.check).toBeDefined();
+      expect(first.requeueAfterMs).toBe(want);
+      const m = recordVerdict(first.memory!, { result: 'pass', detail: '' }, T0);
+      const next = plan({ ...input(sts({ ann }), p3, T0 + 1000, m), ...(floor ? { minPeriodSeconds: floor } : {}) });
+      // The next check is due a period after the last one ended, not sooner.
+      expect(next.check === undefined).toBe(want > 1000);
+    }
+  });
+
   it('waits for the updated pod to be ready (and for minReadySeconds) before the next step', () => {
     const s = sts({ partition: 2 });
     expect(plan(input(s, pods(['old', 'old', 'new!']))).phase).toBe('WaitingForPods');

@@ -85,6 +85,9 @@ export function plan(given: PlanInput): PlanResult {
     if ('problem' in merged) policyProblem = merged;
     else cfg = merged;
   }
+  // The operator's floor (--min-period-seconds): on a shared controller no StatefulSet makes the shared
+  // Prometheus its loop. A check is due a period after the last one ended, so a slow one never stacks.
+  if (input.minPeriodSeconds && cfg.periodSeconds < input.minPeriodSeconds) cfg = { ...cfg, periodSeconds: input.minPeriodSeconds };
   // Where the checks go, held to the controller's allow-lists (src/rollout/endpoints.ts).
   const endpoints = checkEndpoints(cfg, input, revision);
   if ('invalid' in endpoints) return finish(c, 'Invalid', endpoints.invalid, { memory: undefined });

@@ -276,6 +276,8 @@ export interface PlanInput {
   statusSyncWaitMs?: number;
   /** What the shell read of the member hooks the last plan asked for (src/rollout/hooks.ts). */
   hookOutcomes?: HookOutcome[];
+  /** The controller's --min-period-seconds: a shorter period-seconds (annotation or policy) is raised to it. */
+  minPeriodSeconds?: number;
 }
 
 /** PlanResult is what to do now and when to look again. */

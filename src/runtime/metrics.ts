@@ -59,12 +59,14 @@ export interface ControllerMetrics {
   steps: Counter<'namespace' | 'statefulset'>;
   reconcileDuration: Histogram;
   leader: Gauge;
+  /** Checks and hooks running, and waiting for a slot (--max-checks-in-flight, --max-checks-per-namespace). */
+  checksInFlight: Gauge<'state'>;
   notifications: Counter<'result'>;
   kubeRequests: Counter<'verb' | 'resource'>;
 }
 
 /** controllerMetrics registers the controller's metrics on `registry`. */
-export function controllerMetrics(registry: Registry): ControllerMetrics {
+export function controllerMetrics(registry: Registry, o: { inFlight?: () => { running: number; waiting: number } } = {}): ControllerMetrics {
   const per = ['namespace', 'statefulset'] as const;
   return {
     partition: new Gauge({ name: 'phased_rollout_partition', help: 'Current partition of each opted-in StatefulSet.', labelNames: per, registers: [registry] }),
@@ -93,9 +95,21 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     steps: new Counter({ name: 'phased_rollout_partition_steps_total', help: 'Partition decrements made after a passed gate.', labelNames: per, registers: [registry] }),
     reconcileDuration: new Histogram({
       name: 'phased_rollout_reconcile_duration_seconds',
-      help: 'Duration of one reconcile, gate query included.',
+      help: 'Duration of one reconcile (gate checks and hooks run beside it: phased_rollout_check_duration_seconds).',
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
+    }),
+    checksInFlight: new Gauge({
+      name: 'phased_rollout_checks_in_flight',
+      help: 'Gate checks and member hooks by state: running, or waiting for a slot (a namespace at --max-checks-per-namespace, or all at --max-checks-in-flight).',
+      labelNames: ['state'],
+      registers: [registry],
+      collect() {
+        const s = o.inFlight?.();
+        if (!s) return;
+        this.set({ state: 'running' }, s.running);
+        this.set({ state: 'waiting' }, s.waiting);
+      },
     }),
     leader: new Gauge({ name: 'phased_rollout_leader', help: '1 while this process holds the leader Lease (or runs without leader election).', registers: [registry] }),
     kubeRequests: new Counter({ name: 'phased_rollout_kube_api_requests_total', help: 'Kubernetes API requests by verb (list, watch, get, create, patch, update, delete) and resource; reads of a reconcile come from the informer caches.', labelNames: ['verb', 'resource'], registers: [registry] }),

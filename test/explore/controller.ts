@@ -1,6 +1,7 @@
 // The controller of the exploration: what controller/reconcile.ts does for one StatefulSet, on the
-// simulated cluster. Plan on a snapshot; if a check is due, run it (the world's gate outcome), record it
-// with recordCheck and plan again; apply the actions as the shell does (a not-ready pod deleted with a
+// simulated cluster. Plan on a snapshot; if a check is due, start it (CHECK_MS later it has the world's
+// gate outcome and wakes the controller) or take its verdict when it was asked for this very state,
+// record it with recordCheck and plan again; apply the actions as the shell does (a not-ready pod deleted with a
 // uid precondition, the partition patched with `test` ops of the old value and the generation, the
 // status in the same JSON Patch when there is one move, otherwise a merge patch, the template of a
 // ControllerRevision put back generation-guarded); any failed write drops the memory.
@@ -10,6 +11,7 @@ import { plan, recordCheck } from '../../src/rollout/plan.js';
 import type { Action, Memory, PlanResult, PodView } from '../../src/rollout/types.js';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { CONTROLLER, type World } from './world.js';
+import { FRESH_MS, tokenOf } from '../../controller/background.js';
 
 /** RESYNC_MS is the controller's --resync-period (its default). */
 export const RESYNC_MS = 60_000;
@@ -21,19 +23,50 @@ export interface Reconciled {
   checked?: string;
 }
 
+/**
+ * CHECK_MS is how long a gate check takes. The shell runs it beside the workers (controller/
+ * background.ts): the reconcile that starts it decides nothing, the world goes on meanwhile, and its
+ * end wakes the controller, whose next reconcile takes the verdict only for the same state (token).
+ */
+export const CHECK_MS = 250;
+
 /** SimController holds what the controller process remembers of the StatefulSet (lost on restart). */
 export class SimController {
   memory: Memory | undefined;
+  // The check under way or done and not yet taken: the state it was asked for, and its verdict once it ended.
+  private check: { token: string; verdict: 'pass' | 'fail' | 'inconclusive' | 'error'; startedAt: number; doneAt?: number } | undefined;
+
+  /** `wake`: the controller is queued again (a check ended). */
+  constructor(private readonly wake: () => void = () => undefined) {}
 
   /** reconcile is one reconcile of the StatefulSet, as Reconciler.reconcileKey. */
   reconcile(w: World): Reconciled {
     const first = this.plan(w, this.memory);
     let r: PlanResult = first;
     let checked: string | undefined;
+    // A state that asks for no check drops the one under way (reconcile.ts).
+    if (!first.check) this.check = undefined;
     if (first.check && first.memory) {
-      const verdict = { result: w.gate, detail: `simulated gate: ${w.gate}`, value: w.gate };
-      const memory = recordCheck(first.memory, [{ name: 'query', verdict }], w.now);
-      checked = w.gate;
+      const token = tokenOf(first.memory.step, first.memory.podsKey, first.check);
+      const c = this.check;
+      if (!c || c.token !== token || (c.doneAt !== undefined && w.now - c.doneAt > FRESH_MS)) {
+        // Start it: Prometheus evaluates the gate as it is now; its answer arrives CHECK_MS later.
+        const started = { token, verdict: w.gate, startedAt: w.now } as NonNullable<SimController['check']>;
+        this.check = started;
+        w.at(w.now + CHECK_MS, 'check', () => {
+          started.doneAt = w.now;
+          if (this.check === started) this.wake();
+        });
+      }
+      if (this.check?.doneAt === undefined) {
+        this.memory = first.memory;
+        return { requeueAfterMs: Math.min(first.requeueAfterMs ?? RESYNC_MS, RESYNC_MS), actions: [] };
+      }
+      const done = this.check as Required<NonNullable<SimController['check']>>;
+      this.check = undefined;
+      const verdict = { result: done.verdict, detail: `simulated gate: ${done.verdict}`, value: done.verdict };
+      const memory = recordCheck(first.memory, [{ name: 'query', verdict }], done.startedAt);
+      checked = done.verdict;
       r = this.plan(w, memory);
     }
     const failed = apply(w, r.actions);

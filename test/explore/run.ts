@@ -4,7 +4,7 @@
 // invariant below.
 import { KEYS } from '../../src/annotations.js';
 import { checkSafety, type AuditEvent } from '../support/safety-checker.js';
-import { SimController } from './controller.js';
+import { CHECK_MS, SimController } from './controller.js';
 import { syncStatefulSet } from './statefulset-controller.js';
 import { annotationsOf, applyStep, tokenOf, type Setup, type Step } from './steps.js';
 import { CONTROLLER, T0, World } from './world.js';
@@ -31,8 +31,9 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   const w = new World(annotationsOf(setup), setup.replicas, 1);
   const trace: string[] = [];
   const at = () => `+${((w.now - T0) / 1000).toFixed(3)}s`;
-  let ctl = new SimController();
   let ctlAt: number | undefined;
+  const checkEnded = () => wakeController(w.now);
+  let ctl = new SimController(checkEnded);
   const wakeController = (t: number) => {
     if (ctlAt !== undefined && ctlAt <= t) return;
     w.cancel('reconcile');
@@ -60,7 +61,7 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   };
   const hooks = {
     restart: () => {
-      ctl = new SimController();
+      ctl = new SimController(checkEnded);
       wakeController(w.now);
     },
     crash: (pod: number, downMs: number) => {
@@ -90,7 +91,8 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   }
   if (complete) complete = w.runUntil(w.now + TAIL_MS, budget);
 
-  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: 1 });
+  // The lag: a verdict is as old as its check took when the step it allows is written.
+  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: CHECK_MS + 1 });
   const findings = [...report.violations.map((v) => `${since(v.at)} ${v.why}`), ...unverifiedPods(w.audit)];
   if (!complete) trace.push(`${at()} stopped: more than 50,000 happenings (a busy loop?)`);
   return { findings, trace, audit: w.audit, steps: { gated: report.gatedSteps, promoted: report.promotedSteps, lowerings: report.lowerings } };

@@ -332,6 +332,28 @@ describe('the exploration', () => {
       { dt: 640, do: 'apply', image: 3 },
       { dt: 5, do: 'restart' },
     ]],
+    // Checks in the background: a check started before a pause ended while paused and was taken after
+    // the resume, a verdict measured before the gate went inconclusive (seed 3). A state that asks for
+    // no check now drops the check under way.
+    ['a check that ended during a pause, taken after the resume (seed 3, checks in the background)', { replicas: 3, successThreshold: 1, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'apply', image: 2 },
+      { dt: 0, do: 'scale', replicas: 4 },
+      { dt: 1015, do: 'pause' },
+      { dt: 5, do: 'gate', result: 'inconclusive' },
+      { dt: 243, do: 'promote' },
+      { dt: 3, do: 'resume' },
+      { dt: 5, do: 'scale', replicas: 0 },
+    ]],
+    // Checks in the background: the period counted from a check's end put two measurements a period
+    // plus a check's time apart, and a one-period inconclusive spell fell between them (seed 1). A
+    // check now counts from when it was measured.
+    ['an inconclusive spell between two checks a period and a check apart (seed 1, checks in the background)', { replicas: 1, successThreshold: 2, inconclusiveLimit: 1, failureThreshold: 0, onFailure: 'halt' }, [
+      { dt: 5, do: 'scale', replicas: 4 },
+      { dt: 3000, do: 'apply', image: 2 },
+      { dt: 3000, do: 'gate', result: 'inconclusive' },
+      { dt: 5, do: 'gate', result: 'pass' },
+      { dt: 3000, do: 'apply', image: 1 },
+    ]],
   ] as [string, Setup, Step[]][])('replays %s: nothing found', (_kind, setup, steps) => {
     const r = runSequence(setup, steps);
     expect(r.findings).toEqual([]);

@@ -1,0 +1,112 @@
+// Checks and hooks run beside the reconcile workers, never inside them. A reconcile asks for the result
+// of a check (or a hook run) for the state it sees, named by a token (the step, the pods and the request
+// itself); if that result is ready it takes it, otherwise the work is started (or left running) and the
+// reconcile returns at once. When the work ends, its StatefulSet is queued again. So a team whose
+// gates take 10 s holds a slot of its own namespace's, never a worker: another namespace's rollback
+// is reconciled as soon as its event arrives (docs/controller.md § Checks in the background).
+//
+// A result is only ever handed to a reconcile that asks with the same token: a result taken for other
+// pods, another revision or another partition is dropped when the state moves on.
+import { createHash } from 'node:crypto';
+import type { FairSlots, Ticket } from '../src/runtime/fair-slots.js';
+
+/**
+ * How long a finished result waits to be taken. Its end queues the key at once and no worker is ever
+ * held by a check, so it is taken within milliseconds; one left longer was asked for by a state that
+ * has moved on (a hold came in between) and would be an old measurement if that state returned.
+ */
+export const FRESH_MS = 30_000;
+
+/** What a reconcile gets: the finished work's value (taken: a second ask starts it again), or that it is still under way. */
+export type Taken<T> = { value: T; startedAtMs: number; doneAtMs: number } | { pending: 'waiting' | 'running' };
+
+interface Entry<T> {
+  token: string;
+  state: 'waiting' | 'running' | 'done';
+  ticket?: Ticket;
+  outcome?: { value: T } | { error: unknown };
+  startedAtMs?: number;
+  doneAtMs?: number;
+}
+
+/** tokenOf names the state a piece of work was asked for; equal tokens: the same work. */
+export function tokenOf(...parts: unknown[]): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('base64url');
+}
+
+/** Background runs one kind of work (checks, or hooks) per StatefulSet key under shared fair slots. */
+export class Background<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  // Work started and not yet ended (including work whose result will be dropped), for idle().
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly slots: FairSlots,
+    /** Queues the key again: its work has ended. */
+    private readonly wake: (key: string) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * take returns the finished work for `key` and `token`, or starts it (under the namespace's slots)
+   * and says it is pending. Work of an older token is left to end by itself (it holds its slot until
+   * then: its requests are still open) and its result is dropped. A failure is thrown here, to the
+   * reconcile that takes it, as if it had happened inline.
+   */
+  take(key: string, namespace: string, token: string, work: () => Promise<T>): Taken<T> {
+    const e = this.entries.get(key);
+    // A result nobody took for long (the state left and came back to the same token) is measured again.
+    const stale = e?.state === 'done' && this.now() - (e.doneAtMs ?? 0) > FRESH_MS;
+    if (e && e.token === token && !stale) {
+      if (e.state !== 'done') return { pending: e.state };
+      this.entries.delete(key);
+      const o = e.outcome as { value: T } | { error: unknown };
+      if ('error' in o) throw o.error;
+      return { value: o.value, startedAtMs: e.startedAtMs ?? 0, doneAtMs: e.doneAtMs ?? 0 };
+    }
+    if (e?.state === 'waiting') e.ticket?.cancel();
+    const entry: Entry<T> = { token, state: 'waiting' };
+    this.entries.set(key, entry);
+    entry.ticket = this.slots.submit(namespace, () => {
+      entry.state = 'running';
+      entry.startedAtMs = this.now();
+      const p = (async () => {
+        try {
+          entry.outcome = { value: await work() };
+        } catch (error) {
+          entry.outcome = { error };
+        }
+        entry.state = 'done';
+        entry.doneAtMs = this.now();
+        // Only the latest ask's result is kept and worth a reconcile.
+        if (this.entries.get(key) === entry) this.wake(key);
+      })();
+      this.inFlight.add(p);
+      void p.finally(() => this.inFlight.delete(p));
+      return p;
+    });
+    return { pending: entry.state === 'waiting' ? 'waiting' : 'running' };
+  }
+
+  /** forget drops a key's work (its StatefulSet is gone or opted out); running work ends by itself. */
+  forget(key: string): void {
+    const e = this.entries.get(key);
+    if (e?.state === 'waiting') e.ticket?.cancel();
+    this.entries.delete(key);
+  }
+
+  /** dropWaiting forgets every work still waiting for a slot (shutdown: none of it starts). */
+  dropWaiting(): void {
+    for (const [key, e] of this.entries) if (e.state === 'waiting') this.forget(key);
+  }
+
+  /** idle resolves once no work of this kind runs (shutdown, tests); work that still waits for a slot is not awaited. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** size: keys with work asked for (bounded by the opted-in StatefulSets). */
+  size(): number {
+    return this.entries.size;
+  }
+}

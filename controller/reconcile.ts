@@ -1,31 +1,31 @@
-// One reconcile of one StatefulSet: read the caches, plan(), run the gate check if one is due
-// (controller/checks.ts), plan() again with its verdict, apply the actions. All decisions are in
-// src/rollout/plan.ts.
-import { AppsV1Api, BatchV1Api, CoreV1Api, PatchStrategy, setHeaderOptions, type V1Pod, type V1PodDisruptionBudget, type V1StatefulSet } from '@kubernetes/client-node';
+// One reconcile of one StatefulSet: read the caches, plan(), take the verdict of a gate check (or a
+// hook's outcome) that ended for this very state or start it in the background (controller/background.ts),
+// plan() again with it, apply the actions (controller/writes.ts). All decisions are in src/rollout/plan.ts.
+import type { AppsV1Api, BatchV1Api, CoreV1Api, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
-import { FenceClosed, openFence, withDeadline, type Fence } from '../src/k8s/deadline.js';
-import { apiErrorCode } from '../src/k8s/errors.js';
+import type { Fence } from '../src/k8s/deadline.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
-import { templateOf } from '../src/k8s/revisions.js';
 import { selectorMatches } from '../src/k8s/selector.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import type { HttpGateCall } from '../src/http-gate/client.js';
 import type { GateQuery } from '../src/prometheus/client.js';
 import { groupOf } from '../src/rollout/groups.js';
-import { notificationsOf, type Notification } from '../src/rollout/notify.js';
+import type { Notification } from '../src/rollout/notify.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
-import { PHASES, type Action, type BudgetView, type GroupMember, type Memory, type RolloutStatus, type PlanResult, type PodConfirm, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
-import { livePeerDown, peerMember, type Peer } from './live-peers.js';
+import { peerMember, type Peer } from './live-peers.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
 import { runChecks } from './checks.js';
 import { runHooks } from './hooks.js';
+import { Writer } from './writes.js';
+export { podChanged } from './writes.js';
 import { Background, tokenOf } from './background.js';
 import { FairSlots } from '../src/runtime/fair-slots.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
@@ -112,11 +112,14 @@ export class Reconciler {
   // reads the others' last writes (read-your-writes), so two members can never both step on views that
   // predate the other's step: the race window between members is closed, not narrowed.
   private readonly groups = new KeyedLock();
+  // The writes of a plan's actions (controller/writes.ts), recording ours in `written`.
+  private readonly writer: Writer;
   // Checks and hooks in the background, under the same slots (controller/background.ts).
   private readonly checks: Background<NamedVerdict[] | { waiting: string[] }>;
   private readonly hooks: Background<HookOutcome[]>;
 
   constructor(private readonly d: ReconcileDeps) {
+    this.writer = new Writer(d, this.written);
     const slots = d.slots ?? new FairSlots(DEFAULT_SLOTS);
     const wake = (key: string) => d.wake?.(key);
     this.checks = new Background(slots, wake, () => (d.now ?? Date.now)());
@@ -187,12 +190,6 @@ export class Reconciler {
     return all.filter((b) => selectorMatches(b.spec?.selector, template) || pods.some((p) => selectorMatches(b.spec?.selector, p.metadata?.labels))).map(budgetView);
   }
 
-  /** remember keeps our last write's result for read-your-writes, without its managedFields (as the caches). */
-  private remember(key: string, sts: V1StatefulSet): void {
-    if (sts.metadata?.managedFields) delete sts.metadata.managedFields;
-    this.written.set(key, sts);
-  }
-
   private podViewOf(p: V1Pod, owner: string, start: number): PodView | undefined {
     const cached = this.views.get(p);
     if (cached && cached.owner === owner && cached.start === start) return cached.view;
@@ -227,7 +224,7 @@ export class Reconciler {
     if (first.check && first.memory) {
       const before = first.memory;
       const req = first.check;
-      const got = this.checks.take(key, namespace, tokenOf(before.step, before.podsKey, req), () => runChecks(this.d, () => this.writeOptions(), target, req, before));
+      const got = this.checks.take(key, namespace, tokenOf(before.step, before.podsKey, req), () => runChecks(this.d, () => this.writer.writeOptions(), target, req, before));
       if ('pending' in got) {
         // Nothing to decide yet: the plan without its check's verdict is never applied (a status write
         // per check would double the writes of a step). Its end wakes this key; the period is a backstop.
@@ -252,7 +249,7 @@ export class Reconciler {
     let outcomes: HookOutcome[] | undefined;
     if (first.hooks && !checked) {
       const req = first.hooks;
-      const got = this.hooks.take(key, namespace, tokenOf(first.memory?.step, first.memory?.podsKey, req), () => runHooks({ ...this.d, log, write: () => this.writeOptions() }, target, req, now()));
+      const got = this.hooks.take(key, namespace, tokenOf(first.memory?.step, first.memory?.podsKey, req), () => runHooks({ ...this.d, log, write: () => this.writer.writeOptions() }, target, req, now()));
       // Under way: as with a check, nothing is decided until it ends (its end wakes this key).
       if ('pending' in got) {
         if (first.memory) this.memory.set(key, first.memory);
@@ -291,7 +288,7 @@ export class Reconciler {
       r = this.planFor(s, now(), memory, hookOutcomes);
     }
     try {
-      await this.apply(key, s.sts, target, r, log, s.peers);
+      await this.writer.apply(key, s.sts, target, r, log, s.peers);
     } catch (err) {
       // Whatever failed, the next attempt starts its streak from zero: never lower on an old pass.
       this.memory.delete(key);
@@ -315,149 +312,6 @@ export class Reconciler {
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
   private requireLiveCaches(why: string): void {
     if (!this.d.statefulSets.live() || !this.d.pods.live() || (this.d.budgets && !this.d.budgets.live())) throw new Requeue(why, 1000);
-  }
-
-  /** writeOptions checks the fence and bounds one write by the request timeout and the fence's budget. */
-  private writeOptions(opt?: Parameters<typeof withDeadline>[1]) {
-    const budget = (this.d.fence ?? openFence)();
-    if (budget <= 0) throw new FenceClosed('the write deadline has passed');
-    return withDeadline(Math.min(budget, this.d.requestTimeoutMs ?? 10_000), opt);
-  }
-
-  private async apply(key: string, sts: V1StatefulSet, t: EventTarget, r: PlanResult, log: Logger, peers: readonly Peer[] = []): Promise<void> {
-    const byType = <T extends Action['type']>(type: T) => r.actions.filter((a): a is Extract<Action, { type: T }> => a.type === type);
-    for (const a of byType('deletePod')) {
-      try {
-        // The uid precondition: never delete a newer pod of the same name.
-        await this.d.core.deleteNamespacedPod({ name: a.name, namespace: t.namespace, body: { preconditions: { uid: a.uid } } }, this.writeOptions());
-        log.info({ pod: a.name, reason: a.reason }, a.message);
-        await this.d.events.emit(t, 'Warning', 'StrandedPodDeleted', a.message, this.writeOptions());
-      } catch (err) {
-        if (apiErrorCode(err) !== 404 && apiErrorCode(err) !== 409) throw err;
-      }
-    }
-    const status = r.actions.find((a) => a.type === 'writeStatus' || a.type === 'removeStatus');
-    const moves = byType('setPartition');
-    // A partition step and its status go in one write: every StatefulSet write makes the StatefulSet
-    // controller sync the whole StatefulSet (all its pods) again, so a second write per step costs it
-    // as much as the step itself on a large StatefulSet. Both land or neither does.
-    const combined = moves.length === 1 && status?.type === 'writeStatus' ? status.status : undefined;
-    for (const a of moves) {
-      if (a.confirm) await this.confirmPod(t.namespace, a.confirm);
-      // A gated step of a group member: the other members' pods read live too (controller/live-peers.ts).
-      if (a.peers && peers.length > 0) {
-        const down = await livePeerDown(this.d.core, t.namespace, peers, (this.d.now ?? Date.now)(), withDeadline(this.d.requestTimeoutMs ?? 10_000));
-        if (down) throw new Requeue(`${down} (read live; the cache still showed it up); looking again`, 1000);
-      }
-      await this.setPartition(key, sts, a.from, a.to, log, combined);
-      if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
-    }
-    if (status && !combined) {
-      const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
-      const patched = await this.d.apps.patchNamespacedStatefulSet(
-        { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
-      );
-      this.remember(key, patched);
-    }
-    if (status) {
-      if (status.type === 'writeStatus') log.info({ status: status.status }, `phase ${status.status.phase}: ${status.status.message}`);
-      // Told once the status records it: a reconcile that fails after this point does not repeat it.
-      this.tell(t, sts, r);
-    }
-    // After the status: the status records the failed revision first, so a rollback that is cut short
-    // here is finished on the next reconcile, and the revision is never rolled again by accident.
-    // On our own write of this apply when there was one (a partition held first): its generation is the one to test.
-    const after = this.written.get(key);
-    const base = after && after.metadata?.uid === sts.metadata?.uid && newerVersion(after.metadata?.resourceVersion, sts.metadata?.resourceVersion) ? after : sts;
-    for (const a of byType('restoreTemplate')) await this.restoreTemplate(key, base, a.revision, log);
-    for (const a of byType('event')) await this.d.events.emit(t, a.eventType, a.reason, a.message, this.writeOptions());
-  }
-
-  private tell(t: EventTarget, sts: V1StatefulSet, r: PlanResult): void {
-    if (!this.d.notify) return;
-    const notifications = notificationsOf(t, r.actions, (this.d.now ?? Date.now)());
-    if (notifications.length === 0) return;
-    const parsed = parseAnnotations(sts.metadata?.annotations ?? {});
-    this.d.notify(t, parsed.ok ? parsed.config?.notify : undefined, notifications);
-  }
-
-  /** restoreTemplate puts the pod template of a known-good ControllerRevision back (automatic rollback). */
-  private async restoreTemplate(key: string, sts: V1StatefulSet, revision: string, log: Logger): Promise<void> {
-    const namespace = sts.metadata?.namespace ?? '';
-    const cr = await this.d.apps.readNamespacedControllerRevision({ name: revision, namespace }, withDeadline(this.d.requestTimeoutMs ?? 10_000));
-    const template = templateOf(cr, sts);
-    const ops = [
-      { op: 'test', path: '/metadata/generation', value: sts.metadata?.generation },
-      { op: 'replace', path: '/spec/template', value: template },
-    ];
-    try {
-      const patched = await this.d.apps.patchNamespacedStatefulSet({ name: sts.metadata?.name ?? '', namespace, body: ops }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()));
-      this.remember(key, patched);
-      log.info({ revision }, 'pod template restored');
-    } catch (err) {
-      if (apiErrorCode(err) === 422 || apiErrorCode(err) === 409) {
-        this.written.delete(key);
-        throw new Requeue('the StatefulSet changed before the rollback; looking again');
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * confirmPod reads a gated step's newest pod from the API server right before the step. The pod
-   * cache trails the server by the watch's delivery time (tens of ms, more under load): a pod lost or
-   * gone not ready in that window would otherwise be stepped over on a view that still shows it Ready.
-   * One GET per step, of the pod most likely to fail (the one that rolled last); any other change
-   * since the cache was read drops the step and its streak, and the next reconcile decides again.
-   */
-  private async confirmPod(namespace: string, c: PodConfirm): Promise<void> {
-    let live: V1Pod;
-    try {
-      live = await this.d.core.readNamespacedPod({ name: c.name, namespace }, withDeadline(this.d.requestTimeoutMs ?? 10_000));
-    } catch (err) {
-      if (apiErrorCode(err) === 404) throw new Requeue(`pod ${c.name} is gone (the cache still showed it Ready); looking again`, 1000);
-      throw err;
-    }
-    const why = podChanged(c, live);
-    if (why) throw new Requeue(`pod ${c.name} ${why} since the cache was read; looking again`, 1000);
-  }
-
-  private async setPartition(key: string, sts: V1StatefulSet, from: number, to: number, log: Logger, status?: RolloutStatus): Promise<void> {
-    const ru = sts.spec?.updateStrategy?.rollingUpdate;
-    // The `test` ops hold what we decided from: the partition, and the generation (a new template,
-    // re-pinned by the webhook to the same partition, would pass a partition test alone). If anyone or
-    // a stale cache disagrees, the API server refuses the whole patch and we look again, so one passed
-    // gate can never lower twice, nor lower for a revision it did not check.
-    const guard: { op: string; path: string; value: unknown }[] = [{ op: 'test', path: '/metadata/generation', value: sts.metadata?.generation }];
-    const ops: { op: string; path: string; value: unknown }[] =
-      ru?.partition !== undefined
-        ? [
-            ...guard,
-            { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: from },
-            { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: to },
-          ]
-        : ru
-          ? [...guard, { op: 'add', path: '/spec/updateStrategy/rollingUpdate/partition', value: to }]
-          : [...guard, { op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
-    // The status annotation with it (JSON Pointer escapes "/" as "~1"); `add` replaces an existing value.
-    // An opted-in StatefulSet always has annotations (the opt-in is one).
-    if (status) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: JSON.stringify(status) });
-    try {
-      const patched = await this.d.apps.patchNamespacedStatefulSet(
-        { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch, this.writeOptions()),
-      );
-      this.remember(key, patched);
-      log.info({ from, to }, 'partition set');
-    } catch (err) {
-      // 422 is the failed `test` op, 409 a conflicting write: a race we lose now and then, not an error.
-      if (apiErrorCode(err) === 422 || apiErrorCode(err) === 409) {
-        this.written.delete(key);
-        throw new Requeue(`partition is no longer ${from} or the StatefulSet changed (stale view); looking again`);
-      }
-      throw err;
-    }
   }
 
   private report(namespace: string, name: string, r: PlanResult, sts: V1StatefulSet): void {
@@ -510,16 +364,3 @@ export function groupPeers(list: (namespace?: string) => readonly V1StatefulSet[
   return peersOf(list, s).map((p) => `${p.sts.metadata?.namespace}/${p.sts.metadata?.name}`);
 }
 
-/**
- * podChanged says how a live pod differs from the one a step was decided on (undefined: it is the same
- * pod, still Ready on the same revision since the same moment). Pure, for the table test.
- */
-export function podChanged(c: PodConfirm, live: V1Pod): string | undefined {
-  if (live.metadata?.uid !== c.uid) return 'was replaced';
-  if (live.metadata?.deletionTimestamp) return 'is being deleted';
-  const v = podView(live, c.name.replace(/-\d+$/, ''), 0);
-  if (!v?.ready) return 'is not ready';
-  if (v.revision !== c.revision) return `is on revision ${v.revision}, not ${c.revision}`;
-  if (v.readySinceMs !== c.readySinceMs) return 'became Ready again (it was not ready in between)';
-  return undefined;
-}

@@ -10,11 +10,12 @@
 // --bundle runs another build of the controller (e.g. an older commit's dist/bundle/controller.mjs)
 // with the same flags, so that a change can be shown side by side; --flags passes extra flags.
 // Reproduce: npm run e2e:up && npm run bench:fairness -- --slow 40 --tarpit-ms 10000 --replicas 5
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { auditMark } from '../test/support/audit-files.js';
-import { auditSince, CONTROLLER, e2eEnv, kubectl as kubectlIn, reactions, ROOT, sleep, waitFor, type AuditEvent } from './e2e-env.js';
+import { auditSince, CONTROLLER, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor, type AuditEvent } from './e2e-env.js';
 import { harnessController, OwnController } from './own-controller.js';
 
 const { values } = parseArgs({
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     replicas: { type: 'string', default: '5' },
     bundle: { type: 'string' },
     flags: { type: 'string', default: '' },
+    rounds: { type: 'string', default: '3' },
     smoke: { type: 'boolean', default: false },
   },
 });
@@ -31,8 +33,12 @@ const SMOKE = values.smoke === true;
 const N = SMOKE ? 4 : Number(values.slow);
 const TARPIT_MS = SMOKE ? 3000 : Number(values['tarpit-ms']);
 const R = SMOKE ? 2 : Number(values.replicas);
+const ROUNDS = SMOKE ? 1 : Math.max(1, Number(values.rounds));
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
+// kubectl apply, its warnings (the webhook's, on every pinned change) kept out of the report.
+const apply = (items: unknown[]) =>
+  execFileSync(env.KUBECTL ?? 'kubectl', ['apply', '-f', '-'], { env: { ...process.env, KUBECONFIG: env.KUBECONFIG }, input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), stdio: ['pipe', 'pipe', 'pipe'] });
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? NaN;
 
 /** tarpit is a Prometheus that answers every query with 1, after TARPIT_MS; it counts what it holds. */
@@ -63,7 +69,6 @@ function statefulSet(ns: string, name: string, replicas: number, image: string, 
   };
 }
 
-const apply = (items: unknown[]) => kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
 
 /** statusOf is a StatefulSet's rollout status, or {} (read through kubectl, as a person would). */
 function statuses(ns: string): Map<string, { phase?: string; revision?: string; obj: Record<string, any> }> {
@@ -90,11 +95,16 @@ async function roundB(ns: string, image: string): Promise<Round> {
   const t0 = Date.now();
   apply([statefulSet(ns, 'db', R, image, { 'phased-rollout.io/query': B_GATE, 'phased-rollout.io/success-threshold': '1' })]);
   await sleep(500);
-  await waitFor(() => settled(statuses(ns).get('db'), ['Completed']) && statuses(ns).get('db')?.obj.spec.template.spec.containers[0].image === image, 10 * 60_000, `db Completed on ${image}`);
+  await waitFor(() => settled(statuses(ns).get('db'), ['Completed']) && statuses(ns).get('db')?.obj.spec.template.spec.containers[0].image === image, 30 * 60_000, `db Completed on ${image}`);
   const rolloutS = (Date.now() - t0) / 1000;
   const bad = statefulSet(ns, 'bad', 2, image, { 'phased-rollout.io/query': BAD_GATE, 'phased-rollout.io/success-threshold': '1', 'phased-rollout.io/failure-threshold': '1', 'phased-rollout.io/on-failure': 'rollback' });
+  // The status of the last round may say RolledBack already: this round's rollback names another revision.
+  const before = (statuses(ns).get('bad') as { failedRevision?: string } | undefined)?.failedRevision;
   apply([bad]);
-  await waitFor(() => ['RolledBack'].includes(statuses(ns).get('bad')?.phase ?? ''), 5 * 60_000, 'bad RolledBack');
+  await waitFor(() => {
+    const s = statuses(ns).get('bad') as { phase?: string; failedRevision?: string } | undefined;
+    return s?.phase === 'RolledBack' && s.failedRevision !== undefined && s.failedRevision !== before;
+  }, 30 * 60_000, 'bad RolledBack');
   await sleep(1500); // the audit backend flushes
   const events = auditSince(env.AUDIT_LOG ?? '', mark, ns);
   return { reactions: reactions(events, ['db'], R), rolloutS, rollbackMs: rollbackReaction(events) };
@@ -140,20 +150,36 @@ async function main(): Promise<void> {
     await waitFor(() => [...statuses(nsB).values()].filter((s) => settled(s, ['Idle', 'Completed'])).length === 2, 5 * 60_000, 'B settled');
     await waitFor(() => [...statuses(nsA).values()].filter((s) => settled(s, ['Idle', 'Completed'])).length === N, 10 * 60_000, 'A settled');
 
-    const alone = await roundB(nsB, 'app:2');
-    console.log(`B alone: reaction p50 ${pct(alone.reactions, 0.5)} ms, p99 ${pct(alone.reactions, 0.99)} ms (n=${alone.reactions.length}); rollout ${alone.rolloutS.toFixed(1)} s; rollback reaction ${alone.rollbackMs} ms`);
-
-    // A starts rolling: every one of its StatefulSets checks the tarpit from now on.
+    // ROUNDS of B alone, then A starts rolling (every one of its StatefulSets checks the tarpit from
+    // then on), then ROUNDS of B beside it; each round a new image.
+    let image = 1;
+    const rounds = async () => {
+      const out: Round[] = [];
+      for (let i = 0; i < ROUNDS; i++) out.push(await roundB(nsB, `app:${++image}`));
+      return out;
+    };
+    const alone = await rounds();
     apply(slow('app:2'));
     await waitFor(() => pit.stats.open >= Math.min(N, 4), 60_000, 'A checks under way');
     await sleep(TARPIT_MS); // a full tarpit period: A's checks are in their steady state
     const during = `tarpit holds ${pit.stats.open} queries (most at once ${pit.stats.most}); checks in flight: ${await inFlight()}`;
-    const busy = await roundB(nsB, 'app:3');
-    console.log(`B beside A (${N} StatefulSets, gates answering after ${TARPIT_MS} ms): reaction p50 ${pct(busy.reactions, 0.5)} ms, p99 ${pct(busy.reactions, 0.99)} ms (n=${busy.reactions.length}); rollout ${busy.rolloutS.toFixed(1)} s; rollback reaction ${busy.rollbackMs} ms`);
-    console.log(`while B rolled beside A: ${during}; A's queries asked in all: ${pit.stats.asked}`);
-    const ratio = (a: number, b: number) => (b / a).toFixed(2);
-    console.log(`ratio beside A / alone: reaction p50 ${ratio(pct(alone.reactions, 0.5), pct(busy.reactions, 0.5))}, p99 ${ratio(pct(alone.reactions, 0.99), pct(busy.reactions, 0.99))}, rollout ${ratio(alone.rolloutS, busy.rolloutS)}, rollback reaction ${ratio(alone.rollbackMs, busy.rollbackMs)}${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
-    console.log(`reproduce: npm run e2e:up && npm run bench:fairness -- --slow ${N} --tarpit-ms ${TARPIT_MS} --replicas ${R}${values.bundle ? ` --bundle ${values.bundle}` : ''}${values.flags ? ` --flags '${values.flags}'` : ''}`);
+    const askedBefore = pit.stats.asked;
+    const t1 = Date.now();
+    const beside = await rounds();
+    const askedRate = ((pit.stats.asked - askedBefore) / ((Date.now() - t1) / 1000)) * 60;
+    const figures = (rs: Round[]) => {
+      const all = rs.flatMap((r) => r.reactions);
+      return { p50: pct(all, 0.5), p99: pct(all, 0.99), n: all.length, rollout: median(rs.map((r) => r.rolloutS)), rollback: median(rs.map((r) => r.rollbackMs)) };
+    };
+    const a = figures(alone);
+    const b = figures(beside);
+    const line = (what: string, f: ReturnType<typeof figures>) => `${what}: reaction p50 ${f.p50} ms, p99 ${f.p99} ms (n=${f.n}); rollout median ${f.rollout.toFixed(1)} s; rollback reaction median ${f.rollback} ms (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`;
+    console.log(line('B alone', a));
+    console.log(line(`B beside A (${N} StatefulSets, gates answering after ${TARPIT_MS} ms)`, b));
+    console.log(`while B rolled beside A: ${during}; A's queries per minute meanwhile: ${askedRate.toFixed(0)}`);
+    const ratio = (x: number, y: number) => (y / x).toFixed(2);
+    console.log(`ratio beside A / alone: reaction p50 ${ratio(a.p50, b.p50)}, p99 ${ratio(a.p99, b.p99)}, rollout ${ratio(a.rollout, b.rollout)}, rollback reaction ${ratio(a.rollback, b.rollback)}${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
+    console.log(`reproduce: npm run e2e:up && npm run bench:fairness -- --slow ${N} --tarpit-ms ${TARPIT_MS} --replicas ${R} --rounds ${ROUNDS}${values.bundle ? ` --bundle ${values.bundle}` : ''}${values.flags ? ` --flags '${values.flags}'` : ''}`);
   } finally {
     for (const ns of [nsA, nsB]) {
       try {

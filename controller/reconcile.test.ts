@@ -120,7 +120,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { wake?: (key: string) => void; query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { tenantLabel?: string; wake?: (key: string) => void; query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
@@ -139,6 +139,7 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { wake?: (key: string)
     ...(o.budgets ? { budgets: o.budgets } : {}),
     ...(o.policies ? { policies: o.policies } : {}),
     ...(o.batch ? { batch: o.batch } : {}),
+    ...(o.tenantLabel ? { tenantLabel: o.tenantLabel } : {}),
   };
   // With `wake`: a reconcile is one reconcile, as the queue runs it.
   return o.wake ? new Reconciler({ ...deps, wake: o.wake }) : roundTrips(deps);
@@ -658,8 +659,8 @@ describe('Reconciler: checks in the background', () => {
     const q = hanging();
     const woken: string[] = [];
     const r = reconciler(c, { query: q.query, wake: (k) => void woken.push(k) });
-    // Returns while Prometheus has not answered: the period is only a backstop.
-    await expect(r.reconcile(KEY)).resolves.toBe(1000);
+    // Returns while Prometheus has not answered: its end wakes the key; the resync is only a backstop.
+    await expect(r.reconcile(KEY)).resolves.toBe(60_000);
     expect(c.writes).toEqual([]);
     // Asked again before the answer: the same check, not a second one.
     await r.reconcile(KEY);
@@ -707,6 +708,20 @@ describe('Reconciler: checks in the background', () => {
     await r.reconcile(KEY);
     expect(q.asked()).toBe(2);
     expect(partitionOf(c.server.sts)).toBe(2);
+  });
+
+  it('with a tenant label, every query and both sides of a comparison go with the namespace as a URL parameter', async () => {
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { 'phased-rollout.io/compare.errors': 'errors{rev="{{revision}}"}', 'phased-rollout.io/compare.errors.criteria': 'max-ratio=1.5' });
+    const c = fakeCluster(s, pods3());
+    const params: unknown[] = [];
+    const r = reconciler(c, {
+      tenantLabel: 'namespace',
+      query: async (q) => (params.push(q.params), { result: 'pass', detail: 'ok' }),
+      samples: async (q) => (params.push(q.params), [0.01]),
+    });
+    await r.reconcile(KEY);
+    expect(params).toEqual([{ namespace: 'ns' }, { namespace: 'ns' }, { namespace: 'ns' }]);
   });
 
   it('a check that throws fails the reconcile that takes it (retried with backoff, as before)', async () => {

@@ -79,6 +79,8 @@ export interface ReconcileDeps {
   wake?: (key: string) => void;
   /** --min-period-seconds: the floor of every period-seconds. */
   minPeriodSeconds?: number;
+  /** --prometheus-tenant-label: queries carry the namespace in this URL parameter (prom-label-proxy). */
+  tenantLabel?: string;
 }
 
 /** Slots when none are given (tests): the flags' defaults. */
@@ -227,10 +229,12 @@ export class Reconciler {
       const got = this.checks.take(key, namespace, tokenOf(before.step, before.podsKey, req), () => runChecks(this.d, () => this.writer.writeOptions(), target, req, before));
       if ('pending' in got) {
         // Nothing to decide yet: the plan without its check's verdict is never applied (a status write
-        // per check would double the writes of a step). Its end wakes this key; the period is a backstop.
+        // per check would double the writes of a step). Its end wakes this key, and any change of the
+        // StatefulSet or its pods does; the resync is the backstop. Not the period: forty StatefulSets
+        // waiting for their namespace's slots would otherwise be reconciled forty times a second.
         this.memory.set(key, before);
         log.debug({ step: before.step, pending: got.pending }, 'gate check under way');
-        return Math.min(first.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+        return this.d.resyncMs;
       }
       if ('waiting' in got.value) {
         // A Job gate's Job runs: the step's memory as it is, and a look again soon (its end is no watch event here).
@@ -253,7 +257,7 @@ export class Reconciler {
       // Under way: as with a check, nothing is decided until it ends (its end wakes this key).
       if ('pending' in got) {
         if (first.memory) this.memory.set(key, first.memory);
-        return Math.min(first.requeueAfterMs ?? this.d.resyncMs, this.d.resyncMs);
+        return this.d.resyncMs;
       }
       outcomes = got.value;
       if (outcomes.some((o) => o.result === 'running')) waitMs = JOB_POLL_MS;
@@ -306,7 +310,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
-    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

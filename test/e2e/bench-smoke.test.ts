@@ -1,5 +1,5 @@
 // The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
-// bench:rollout, bench:many, bench:peers (which builds the peer systems from their source snapshots
+// bench:rollout, bench:many, bench:fairness, bench:peers (which builds the peer systems from their source snapshots
 // the first time, when they are there), bench:matrix and bench:soak against the harness. Numbers from here mean nothing; what
 // the smoke runs do assert is what must hold at any size: the safety checker finds no violation in the
 // soak and the controller logs no uncaught error.
@@ -49,6 +49,13 @@ describe('benchmark smoke runs', () => {
     expect(out).toMatch(/idle \d+ s: API requests beyond the watches: /);
     expect(out).toMatch(/reaction p50 \d+ ms, p99 \d+ ms/);
     expect(out).toMatch(/cold start with \d+ StatefulSets and \d+ pods: process start -> \/readyz \d+ ms/);
+  });
+
+  it('bench:fairness rolls a namespace alone and beside one whose gates hang, and prints the ratio', async () => {
+    const out = await bench('fairness.js', ['--smoke']);
+    expect(out).toMatch(/^B alone: reaction p50 \d+ ms, p99 \d+ ms \(n=\d+\); rollout median [\d.]+ s; rollback reaction median \d+ ms/m);
+    expect(out).toMatch(/checks in flight: running \d+, waiting \d+/);
+    expect(out).toMatch(/^ratio beside A \/ alone: reaction p50 [\d.]+, p99 [\d.]+, rollout [\d.]+, rollback reaction [\d.]+/m);
   });
 
   peerIt(`bench:peers builds and runs every system and prints the figures table${skipped}`, async () => {

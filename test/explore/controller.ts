@@ -60,7 +60,7 @@ export class SimController {
       }
       if (this.check?.doneAt === undefined) {
         this.memory = first.memory;
-        return { requeueAfterMs: Math.min(first.requeueAfterMs ?? RESYNC_MS, RESYNC_MS), actions: [] };
+        return { requeueAfterMs: RESYNC_MS, actions: [] };
       }
       const done = this.check as Required<NonNullable<SimController['check']>>;
       this.check = undefined;

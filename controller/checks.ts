@@ -51,10 +51,12 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
     ]);
     // Every gate at once: a check takes as long as its slowest request, not their sum.
     const prometheus = req.prometheusUrl;
+    // The tenant (--prometheus-tenant-label) with every query, for prom-label-proxy to enforce.
+    const scoped = req.tenant ? { params: { [req.tenant.label]: req.tenant.value } } : {};
     const queries = prometheus
       ? req.gates.map(async (g) => ({
           name: g.name,
-          verdict: await (d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) }),
+          verdict: await (d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) }),
         }))
       : [];
     const calls = (req.http ?? []).map(async (g) => ({
@@ -67,7 +69,7 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
     const comparisons = prometheus
       ? (req.compare ?? []).map(async (g) => {
           const sides = await Promise.all(
-            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ prometheusUrl: prometheus, query, timeoutMs: d.prometheusTimeoutMs, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) })),
+            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ prometheusUrl: prometheus, query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) })),
           );
           const [n, o] = sides;
           const failed = sides.findIndex((x) => !Array.isArray(x));

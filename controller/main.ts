@@ -40,6 +40,17 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
+  // Tenancy through prom-label-proxy holds only if every query goes through the proxy: a StatefulSet's
+  // own phased-rollout.io/prometheus-url must be held to the operator's list.
+  if (c['prometheus-tenant-label'] && c['allowed-prometheus-urls'].length === 0) {
+    log.fatal({}, "--prometheus-tenant-label needs --allowed-prometheus-urls (the proxy's URL): otherwise a StatefulSet can send its queries to a Prometheus without the proxy");
+    process.exit(2);
+  }
+  if (c['prometheus-tenant-label'] && !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(c['prometheus-tenant-label'])) {
+    log.fatal({ label: c['prometheus-tenant-label'] }, '--prometheus-tenant-label must be a Prometheus label name');
+    process.exit(2);
+  }
+
   const timing = leaderTimingProblem(c['leader-election-lease-duration'], c['leader-election-renew-deadline'], c['leader-election-renew-period']);
   if (c['leader-elect'] && timing) {
     log.fatal({ reason: timing }, 'unsafe leader election timings');
@@ -170,6 +181,7 @@ async function main(): Promise<void> {
     slots,
     wake: enqueue,
     minPeriodSeconds: c['min-period-seconds'],
+    ...(c['prometheus-tenant-label'] ? { tenantLabel: c['prometheus-tenant-label'] } : {}),
   });
 
   const ops = createOpsServer(registry, readiness);

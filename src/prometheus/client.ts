@@ -13,6 +13,11 @@ export interface GateQuery {
   credentials?: Credentials;
   /** The largest answer read (--max-gate-answer-bytes); MAX_BODY when absent. */
   maxBytes?: number;
+  /**
+   * URL parameters sent with the query: the tenant, for a Prometheus behind prom-label-proxy
+   * (`namespace=<ns>`), which adds that label matcher to every selector of the query.
+   */
+  params?: Record<string, string>;
 }
 
 /**
@@ -35,6 +40,7 @@ async function get(q: GateQuery): Promise<{ status: number; body: string } | { e
   try {
     url = new URL(`${q.prometheusUrl.replace(/\/+$/, '')}/api/v1/query`);
     url.searchParams.set('query', q.query);
+    for (const [k, v] of Object.entries(q.params ?? {})) url.searchParams.set(k, v);
   } catch {
     return { error: 'invalid Prometheus URL' };
   }

@@ -21,6 +21,13 @@ describe('checkEndpoints', () => {
     expect(endpoints({ [KEYS.query]: 'up', [KEYS.prometheusSecret]: 'prom' }, { defaultPrometheusUrl: 'http://prom:9090' })).toEqual({ check: { gates: [{ name: 'query', query: 'up' }], prometheusUrl: 'http://prom:9090', secretName: 'prom' } });
   });
 
+  it('with --prometheus-tenant-label, names the StatefulSet\'s namespace for every query; without a query, no tenant', () => {
+    const r = endpoints({ [KEYS.query]: 'up' }, { defaultPrometheusUrl: 'http://proxy:8080', tenantLabel: 'namespace' });
+    expect('check' in r && r.check.tenant).toEqual({ label: 'namespace', value: 'ns' });
+    const http = endpoints({ 'phased-rollout.io/http.ready': 'http://ok/ready' }, { tenantLabel: 'namespace' });
+    expect('check' in http && http.check.tenant).toBeUndefined();
+  });
+
   it.each<[string, Record<string, string>, Partial<PlanInput>, RegExp]>([
     ['no Prometheus URL anywhere', { [KEYS.query]: 'up' }, {}, /^no Prometheus URL/],
     ['a Prometheus URL off the allow-list', { [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://evil:9090' }, { allowedPrometheusUrls: ['http://prom:9090'] }, /^Prometheus URL http:\/\/evil:9090 is not allowed/],

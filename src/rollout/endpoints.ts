@@ -39,6 +39,7 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
       ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
       ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
       ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
+      ...(prometheusUrl && input.tenantLabel ? { tenant: { label: input.tenantLabel, value: sts.namespace } } : {}),
     },
   };
 }

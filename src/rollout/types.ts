@@ -216,6 +216,11 @@ export interface CheckRequest {
   httpSecretName?: string;
   /** Job gates (from gate policies), with the step they judge. */
   jobs?: JobCheck[];
+  /**
+   * --prometheus-tenant-label: every query goes with `<label>=<value>` (the StatefulSet's namespace)
+   * as a URL parameter, the form prom-label-proxy enforces; absent: queries go as written.
+   */
+  tenant?: { label: string; value: string };
 }
 
 /** CompareCheck is one comparison gate, rendered for one check. */
@@ -278,6 +283,8 @@ export interface PlanInput {
   hookOutcomes?: HookOutcome[];
   /** The controller's --min-period-seconds: a shorter period-seconds (annotation or policy) is raised to it. */
   minPeriodSeconds?: number;
+  /** The controller's --prometheus-tenant-label: queries carry the namespace in this URL parameter. */
+  tenantLabel?: string;
 }
 
 /** PlanResult is what to do now and when to look again. */

@@ -47,6 +47,12 @@ describe('queryGate', () => {
     expect(seen[0]?.url).toBe('/api/v1/query?query=up+%3D%3D+1');
   });
 
+  it('sends the tenant as a URL parameter beside the query (prom-label-proxy enforces it), a URL path prefix kept', async () => {
+    handler = json(200, { status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [1, '1'] }] } });
+    await queryGate({ prometheusUrl: `${base}/prom/`, query: 'up', timeoutMs: 2000, params: { namespace: 'team-a' } });
+    expect(seen[0]?.url).toBe('/prom/api/v1/query?query=up&namespace=team-a');
+  });
+
   it('times out a slow Prometheus as an error', async () => {
     handler = () => {
       /* never answers */

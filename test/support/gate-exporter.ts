@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The end-to-end gate: a loopback exporter whose series `e2e_gate{name="..."}` tests set with
-// `PUT /gates/<name>` (body `1`, `0`, `NaN` or `absent` to drop the series). Prometheus scrapes
+// `PUT /gates/<name>` (body `1`, `0`, `NaN` or `absent` to drop the series); `PUT /gates/<name>?namespace=<ns>`
+// sets `e2e_gate{name="...",namespace="<ns>"}` instead, a series of one tenant (prom-label-proxy's tests). Prometheus scrapes
 // /metrics every second; `GET /log` returns every change with its time, so a test can line up the
 // controller's partition steps with what the gate said.
 import { createServer } from 'node:http';
@@ -16,7 +17,10 @@ const server = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://x');
   if (req.method === 'GET' && url.pathname === '/metrics') {
     const lines = ['# HELP e2e_gate Gate value set by the end-to-end tests.', '# TYPE e2e_gate gauge'];
-    for (const [name, v] of gates) lines.push(`e2e_gate{name="${name}"} ${v}`);
+    for (const [key, v] of gates) {
+      const [name, ns] = key.split('\n');
+      lines.push(`e2e_gate{name="${name}"${ns ? `,namespace="${ns}"` : ''}} ${v}`);
+    }
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(lines.join('\n') + '\n');
     return;
   }
@@ -36,7 +40,12 @@ const server = createServer((req, res) => {
       if (body.length > 100) req.destroy();
     });
     req.on('end', () => {
-      const name = m[1] ?? '';
+      const ns = url.searchParams.get('namespace');
+      if (ns !== null && !NAME.test(ns)) {
+        res.writeHead(400).end('bad namespace\n');
+        return;
+      }
+      const name = ns ? `${m[1] ?? ''}\n${ns}` : (m[1] ?? '');
       const v = body.trim();
       if (v === 'absent') gates.delete(name);
       else if (v === 'NaN' || /^-?\d+(\.\d+)?$/.test(v)) gates.set(name, v);

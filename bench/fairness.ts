@@ -2,8 +2,9 @@
 // One controller, many teams: does one namespace's slow gates hold up another's rollout or rollback?
 // On the real cluster of hack/e2e-up.sh, with the controller as a child of this benchmark:
 //  - namespace B has `db` (R pods, a fast gate) and `bad` (a gate that fails, on-failure rollback);
-//  - B rolls `db` and releases a bad revision of `bad` once alone, then again while namespace A has N
-//    StatefulSets rolling whose gates query a tarpit Prometheus on loopback that answers after T ms;
+//  - B rolls `db` and releases a bad revision of `bad` alone (A paused), then again while namespace A
+//    has N StatefulSets rolling whose gates query a tarpit Prometheus on loopback that answers after
+//    T ms; the two kinds of round alternate, --rounds pairs;
 //  - reported for B, alone and beside A, and their ratio: reaction p50/p99 (a pod's Ready -> the next
 //    partition step, API server audit timestamps), the rollout's time (apply -> Completed), and the
 //    rollback's reaction (the bad template applied -> the good one restored by the controller).
@@ -150,33 +151,36 @@ async function main(): Promise<void> {
     await waitFor(() => [...statuses(nsB).values()].filter((s) => settled(s, ['Idle', 'Completed'])).length === 2, 5 * 60_000, 'B settled');
     await waitFor(() => [...statuses(nsA).values()].filter((s) => settled(s, ['Idle', 'Completed'])).length === N, 10 * 60_000, 'A settled');
 
-    // ROUNDS of B alone, then A starts rolling (every one of its StatefulSets checks the tarpit from
-    // then on), then ROUNDS of B beside it; each round a new image.
+    // A starts rolling (every one of its StatefulSets checks the tarpit from then on) but is paused for
+    // now. Then ROUNDS pairs, alternated so that the machine's drift falls on both alike: B alone (A
+    // paused: no check of A runs), then B beside A (A resumed, its checks in their steady state).
     let image = 1;
-    const rounds = async () => {
-      const out: Round[] = [];
-      for (let i = 0; i < ROUNDS; i++) out.push(await roundB(nsB, `app:${++image}`));
-      return out;
-    };
-    const alone = await rounds();
-    apply(slow('app:2'));
-    await waitFor(() => pit.stats.open >= Math.min(N, 4), 60_000, 'A checks under way');
-    await sleep(TARPIT_MS); // a full tarpit period: A's checks are in their steady state
-    const during = `tarpit holds ${pit.stats.open} queries (most at once ${pit.stats.most}); checks in flight: ${await inFlight()}`;
-    const askedBefore = pit.stats.asked;
-    const t1 = Date.now();
-    const beside = await rounds();
-    const askedRate = ((pit.stats.asked - askedBefore) / ((Date.now() - t1) / 1000)) * 60;
+    const pauseA = (on: boolean) => execFileSync(env.KUBECTL ?? 'kubectl', ['annotate', 'statefulsets', '--all', '-n', nsA, '--overwrite', on ? 'phased-rollout.io/paused=true' : 'phased-rollout.io/paused-'], { env: { ...process.env, KUBECONFIG: env.KUBECONFIG }, stdio: ['ignore', 'pipe', 'pipe'] });
+    pauseA(true);
+    apply(slow('app:2').map((m) => ({ ...m, metadata: { ...m.metadata, annotations: { ...m.metadata.annotations, 'phased-rollout.io/paused': 'true' } } })));
+    const alone: Round[] = [];
+    const beside: Round[] = [];
+    let during = '';
+    for (let i = 0; i < ROUNDS; i++) {
+      pauseA(true);
+      await waitFor(() => pit.stats.open === 0, TARPIT_MS + 30_000, "A's checks ended");
+      alone.push(await roundB(nsB, `app:${++image}`));
+      pauseA(false);
+      await waitFor(() => pit.stats.open >= Math.min(N, 4), 60_000, 'A checks under way');
+      await sleep(TARPIT_MS); // a full tarpit period: A's checks are in their steady state
+      during = `tarpit holds ${pit.stats.open} queries (most at once ${pit.stats.most}); checks in flight: ${await inFlight()}`;
+      beside.push(await roundB(nsB, `app:${++image}`));
+    }
     const figures = (rs: Round[]) => {
       const all = rs.flatMap((r) => r.reactions);
       return { p50: pct(all, 0.5), p99: pct(all, 0.99), n: all.length, rollout: median(rs.map((r) => r.rolloutS)), rollback: median(rs.map((r) => r.rollbackMs)) };
     };
     const a = figures(alone);
     const b = figures(beside);
-    const line = (what: string, f: ReturnType<typeof figures>) => `${what}: reaction p50 ${f.p50} ms, p99 ${f.p99} ms (n=${f.n}); rollout median ${f.rollout.toFixed(1)} s; rollback reaction median ${f.rollback} ms (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`;
+    const line = (what: string, f: ReturnType<typeof figures>) => `${what}: reaction p50 ${f.p50} ms, p99 ${f.p99} ms (n=${f.n}); rollout median ${f.rollout.toFixed(1)} s; rollback reaction median ${f.rollback} ms (${ROUNDS} round${ROUNDS > 1 ? 's' : ''}, alternated)`;
     console.log(line('B alone', a));
     console.log(line(`B beside A (${N} StatefulSets, gates answering after ${TARPIT_MS} ms)`, b));
-    console.log(`while B rolled beside A: ${during}; A's queries per minute meanwhile: ${askedRate.toFixed(0)}`);
+    console.log(`while B rolled beside A: ${during}; A's queries in all: ${pit.stats.asked}`);
     const ratio = (x: number, y: number) => (y / x).toFixed(2);
     console.log(`ratio beside A / alone: reaction p50 ${ratio(a.p50, b.p50)}, p99 ${ratio(a.p99, b.p99)}, rollout ${ratio(a.rollout, b.rollout)}, rollback reaction ${ratio(a.rollback, b.rollback)}${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
     console.log(`reproduce: npm run e2e:up && npm run bench:fairness -- --slow ${N} --tarpit-ms ${TARPIT_MS} --replicas ${R} --rounds ${ROUNDS}${values.bundle ? ` --bundle ${values.bundle}` : ''}${values.flags ? ` --flags '${values.flags}'` : ''}`);

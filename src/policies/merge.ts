@@ -28,6 +28,8 @@ export function describeRef(ref: string): string {
 /** MergeOptions: the policies that select the StatefulSet's namespace, and whether the controller has a --prometheus-url. */
 export interface MergeOptions {
   selected?: readonly SelectedPolicy[];
+  /** The references the StatefulSet wrote itself (cfg.policyRefs may hold selected ones too); cfg.policyRefs when absent. */
+  named?: readonly string[];
   operatorPrometheus?: boolean;
 }
 
@@ -59,12 +61,13 @@ function strictest(key: TimingKey, values: number[]): number {
  */
 export function withPolicies(cfg: RolloutConfig, annotations: Record<string, string>, found: PolicyLookup, opts: MergeOptions = {}): RolloutConfig | PolicyProblem {
   const selected = opts.selected ?? [];
+  const own = opts.named ?? cfg.policyRefs;
   // A policy both named and selecting the namespace counts once.
   const refs = [...new Set([...cfg.policyRefs, ...selected.map((p) => p.ref)])];
   const policies: { ref: string; policy: GatePolicy }[] = [];
   for (const ref of refs) {
     const p = found[ref];
-    const how = howApplied(ref, cfg.policyRefs, selected);
+    const how = howApplied(ref, own, selected);
     if (!p) return { problem: `gate policy ${describeRef(ref)} (${how}) not found; the rollout holds until it exists` };
     if ('problem' in p) return { ...p, problem: `gate policy ${describeRef(ref)} (${how}) cannot be used: ${p.problem}; the rollout holds until it is fixed` };
     policies.push({ ref, policy: p });
@@ -81,9 +84,9 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
   };
   for (const key of TIMING) {
     // The StatefulSet's own value beats a named policy's, but a platform policy's is a floor.
-    const own = annotations[INTEGER_BOUNDS[key].key] !== undefined;
-    const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined && (!own || policy.scope) ? [policy.timing[key]] : []));
-    if (values.length > 0) out[key] = strictest(key, own ? [cfg[key], ...values] : values);
+    const says = annotations[INTEGER_BOUNDS[key].key] !== undefined;
+    const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined && (!says || policy.scope) ? [policy.timing[key]] : []));
+    if (values.length > 0) out[key] = strictest(key, says ? [cfg[key], ...values] : values);
   }
   // A platform policy's queries and comparisons are measured by the platform's Prometheus: a URL or a
   // Secret the StatefulSet names would let a team answer its own platform's checks.
@@ -92,7 +95,7 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
   if (operatorGates.length > 0) {
     if (!opts.operatorPrometheus) {
       const first = platform.find(({ policy }) => policy.queries.length + policy.compare.length > 0)?.ref ?? '';
-      return { problem: `gate policy ${describeRef(first)} (${howApplied(first, cfg.policyRefs, selected)}) has Prometheus gates, which go only to the controller's own --prometheus-url, and the controller has none: they cannot be evaluated; the rollout holds until it is set` };
+      return { problem: `gate policy ${describeRef(first)} (${howApplied(first, own, selected)}) has Prometheus gates, which go only to the controller's own --prometheus-url, and the controller has none: they cannot be evaluated; the rollout holds until it is set` };
     }
     out.operatorGates = operatorGates;
   }

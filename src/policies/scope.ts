@@ -76,6 +76,11 @@ export function selectedPolicies(labels: Record<string, string> | undefined, pol
   return out.sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
 }
 
+/** namedRefs are the references a StatefulSet writes in phased-rollout.io/gates itself (unchecked). */
+export function namedRefs(annotations: Record<string, string | undefined>): string[] {
+  return (annotations[KEYS.gates] ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+}
+
 /** enforcing names the first enforcing policy of a selection, or undefined. */
 export function enforcing(selected: readonly SelectedPolicy[]): SelectedPolicy | undefined {
   return selected.find((p) => p.enforce);
@@ -91,7 +96,7 @@ export function enforcing(selected: readonly SelectedPolicy[]): SelectedPolicy |
  */
 export function effectiveAnnotations(annotations: Record<string, string>, selected: readonly SelectedPolicy[]): Record<string, string> {
   if (selected.length === 0) return annotations;
-  const named = (annotations[KEYS.gates] ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const named = namedRefs(annotations);
   const added = selected.map((p) => p.ref).filter((r) => !named.includes(r));
   const out = { ...annotations };
   // Selected policies must not make a team's annotation invalid by passing its limit of references

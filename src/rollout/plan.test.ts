@@ -1874,7 +1874,7 @@ describe('plan: ClusterRolloutGates that select the namespace', () => {
   };
 
   it('an enforcing one opts in a StatefulSet with no annotation at all, and its bypass is ignored', () => {
-    for (const ann of [{}, { [KEYS.enabled]: 'false' }, { [KEYS.standardRollingUpdate]: 'true' }]) {
+    for (const ann of [{}, { [KEYS.enabled]: 'false' }, { [KEYS.standardRollingUpdate]: 'true' }] as Record<string, string>[]) {
       const r = plan(withAudit(sts({ ann, partition: 0 }), true));
       expect(r.phase).not.toBe('Bypassed');
       expect(r.phase).not.toBeNull();

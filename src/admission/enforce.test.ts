@@ -27,7 +27,7 @@ const applied = (obj: KubeObject, d: Decision): KubeObject => (d.type === 'patch
 const after = (r: AdmissionRequest, d: Decision) => applied(r.object as KubeObject, d);
 
 describe('decide under an enforcing ClusterRolloutGate', () => {
-  const pinned = { metadata: {}, spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } } } };
+  const pinned = { spec: { updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3 } } } };
 
   it.each<[string, AdmissionRequest, string]>([
     ['opting out with "false"', req('CREATE', sts({ [KEYS.enabled]: 'false' })), `${KEYS.enabled} cannot be "false" here`],

@@ -2,7 +2,8 @@ import type { KubernetesObject, V1Namespace, V1StatefulSet } from '@kubernetes/c
 import { KEYS } from '../src/annotations.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { quietLog } from '../test/support/quiet-log.js';
-import { enforcedIn, lookupPolicies, policiesOf, refsOf, selectedFor, slimNamespace, startInBackground, type GateObject } from './policies.js';
+import { slimNamespace } from '../src/k8s/view.js';
+import { enforcedIn, lookupPolicies, policiesOf, refsOf, selectedFor, startInBackground, type GateObject } from './policies.js';
 
 function cache<T extends KubernetesObject = GateObject>(items: T[], live = true, synced = live): ResilientInformer<T> {
   return {

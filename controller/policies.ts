@@ -10,6 +10,7 @@ import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { resilientInformer, type ResilientInformer } from '../src/k8s/informer.js';
+import { slimNamespace } from '../src/k8s/view.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { parsePolicySpec, POLICY_GROUP, POLICY_VERSION, type GatePolicy } from '../src/policies/policy.js';
 import { enforcing, parseScope, selectedPolicies, type PolicyScope, type SelectedPolicy } from '../src/policies/scope.js';
@@ -82,14 +83,6 @@ export function enforcedIn(namespace: string | undefined, inf: PolicyInformers |
 export function policiesOf(s: V1StatefulSet, namespace: string, inf: PolicyInformers | undefined): { lookup: PolicyLookup; selected: SelectedPolicy[] } {
   const selected = selectedFor(namespace, inf);
   return { lookup: lookupPolicies([...new Set([...refsOf(s), ...selected.map((p) => p.ref)])], namespace, inf), selected };
-}
-
-/** slimNamespace trims a cached Namespace to its name and labels: the selection reads nothing else, and a cluster has thousands. */
-export function slimNamespace(n: V1Namespace): void {
-  const m = n.metadata ?? {};
-  n.metadata = { name: m.name, labels: m.labels, resourceVersion: m.resourceVersion, uid: m.uid };
-  delete n.spec;
-  delete n.status;
 }
 
 /**

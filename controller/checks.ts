@@ -50,15 +50,15 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
       req.httpSecretName ? loadCredentials(d.core, t.namespace, req.httpSecretName, opts, GATE_CREDENTIALS_LABEL) : undefined,
     ]);
     // Every gate at once: a check takes as long as its slowest request, not their sum.
-    const prometheus = req.prometheusUrl;
+    const target = prometheusTarget(req, credentials);
     // The tenant (--prometheus-tenant-label) with every query, for prom-label-proxy to enforce.
     const scoped = req.tenant ? { params: { [req.tenant.label]: req.tenant.value } } : {};
-    const queries = prometheus
-      ? req.gates.map(async (g) => ({
-          name: g.name,
-          verdict: await (d.query ?? queryGate)({ prometheusUrl: prometheus, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) }),
-        }))
-      : [];
+    const queries = req.gates
+      .filter((g) => target(g.name))
+      .map(async (g) => ({
+        name: g.name,
+        verdict: await (d.query ?? queryGate)({ ...target(g.name)!, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) }),
+      }));
     const calls = (req.http ?? []).map(async (g) => ({
       name: g.name,
       // The start of a failing answer's body is shown only for a URL the operator listed: otherwise an
@@ -66,17 +66,17 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
       verdict: await (d.http ?? httpGate)({ url: g.url, timeoutMs: d.httpGateTimeoutMs ?? d.prometheusTimeoutMs, showBody: listed(g.url, allowedGates), ...(httpCredentials ? { credentials: httpCredentials } : {}) }),
     }));
     // Comparisons: the same expression for the update revision and the old one, both at once.
-    const comparisons = prometheus
-      ? (req.compare ?? []).map(async (g) => {
+    const comparisons = (req.compare ?? [])
+      .filter((g) => target(g.name))
+      .map(async (g) => {
           const sides = await Promise.all(
-            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ prometheusUrl: prometheus, query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}), ...(credentials ? { credentials } : {}) })),
+            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ ...target(g.name)!, query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) })),
           );
           const [n, o] = sides;
           const failed = sides.findIndex((x) => !Array.isArray(x));
           const verdict: Verdict = failed >= 0 ? { result: 'error', detail: `${failed === 0 ? 'new' : 'old'} revision: ${(sides[failed] as Verdict).detail}` } : judgeComparison(n as number[], o as number[], g.criteria);
           return { name: g.name, verdict };
-        })
-      : [];
+        });
     const [fromPrometheus, fromHttp, fromCompare] = await Promise.all([Promise.all(queries), Promise.all(calls), Promise.all(comparisons)]);
     results = [...fromPrometheus, ...fromCompare, ...fromHttp, ...fromJobs];
     // Named for what could not be evaluated: Prometheus, or only an HTTP or Job gate.
@@ -102,4 +102,18 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
     if (r.dryRun && r.verdict.result !== 'pass' && r.verdict.result !== last) await d.events.emit(t, 'Normal', 'DryRunCheckFailed', `dry-run gate ${r.name} ${r.verdict.result === 'fail' ? 'failed' : r.verdict.result === 'error' ? 'not evaluated' : 'inconclusive'} (not enforced): ${r.verdict.detail}`, writeOptions());
   }
   return results;
+}
+
+/**
+ * prometheusTarget says where one Prometheus gate goes: a platform policy's to the operator's
+ * Prometheus with no credentials (the StatefulSet's Secret is for its own URL), every other one to the
+ * StatefulSet's URL with its Secret. Undefined: no URL for it (the planner holds such a check first).
+ */
+function prometheusTarget(req: CheckRequest, credentials: Awaited<ReturnType<typeof loadCredentials>> | undefined): (gate: string) => { prometheusUrl: string; credentials?: NonNullable<typeof credentials> } | undefined {
+  const operator = new Set(req.operatorGates ?? []);
+  return (gate) => {
+    if (operator.has(gate)) return req.operatorPrometheusUrl ? { prometheusUrl: req.operatorPrometheusUrl } : undefined;
+    if (!req.prometheusUrl) return undefined;
+    return { prometheusUrl: req.prometheusUrl, ...(credentials ? { credentials } : {}) };
+  };
 }

@@ -19,7 +19,7 @@ import { onShutdown } from '../src/runtime/shutdown.js';
 import { controllerSchema } from './config.js';
 import { notifications, notifyConfigProblems } from './notify.js';
 import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
-import { policyInformers, refsOf, startInBackground } from './policies.js';
+import { enforcedIn, policyInformers, refsOf, startInBackground } from './policies.js';
 
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
@@ -80,13 +80,17 @@ async function main(): Promise<void> {
 
   let queue: WorkQueue | undefined;
   const enqueue = (key: string) => queue?.add(key);
+  // Opted in by its annotation, or by an enforcing ClusterRolloutGate that selects its namespace.
+  // (Declared before the caches it reads; called only once they exist.)
+  // eslint-disable-next-line prefer-const
+  let optedIn = (s: V1StatefulSet): boolean => isOptedInObject(s);
   const statefulSets = resilientInformer<V1StatefulSet>(
     kc,
     ns ? `/apis/apps/v1/namespaces/${ns}/statefulsets` : '/apis/apps/v1/statefulsets',
     (page) => (ns ? apps.listNamespacedStatefulSet({ namespace: ns, ...page }) : apps.listStatefulSetForAllNamespaces(page)),
     log,
     (type, s) => {
-      if (type === 'delete' || isOptedInObject(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      if (type === 'delete' || optedIn(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
       // A member of a rollout group finishing, failing or going away may let another one move. Only
       // grouped StatefulSets pay for the scan of their namespace.
       for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
       if (!owner) return;
       const s = statefulSets.get(owner, p.metadata?.namespace);
       if (!s) return;
-      if (isOptedInObject(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
+      if (optedIn(s)) enqueue(`${p.metadata?.namespace}/${owner}`);
       // Zone safety: a pod of one group member going down or coming back holds or frees the others.
       for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
     },
@@ -134,23 +138,34 @@ async function main(): Promise<void> {
     log,
     (_type, b) => {
       for (const s of statefulSets.list(b.metadata?.namespace)) {
-        if (isOptedInObject(s) && selectorMatches(b.spec?.selector, s.spec?.template?.metadata?.labels)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+        if (optedIn(s) && selectorMatches(b.spec?.selector, s.spec?.template?.metadata?.labels)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
       }
     },
     { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'poddisruptionbudgets' }) },
   );
 
-  // Gate policies (phased-rollout.io/gates): a change wakes the StatefulSets that name the policy.
+  // Gate policies (phased-rollout.io/gates): a change wakes the StatefulSets that name the policy. A
+  // ClusterRolloutGate may also select namespaces, before the change or after it (the event shows only
+  // the new version), so its change wakes every opted-in StatefulSet (those it enforced on carry our
+  // status, so they count): cluster policies change seldom, and the queue folds repeats. A namespace's
+  // labels changing wakes its StatefulSets.
+  const wakeNamespace = (namespace: string) => {
+    for (const s of statefulSets.list(namespace)) if (optedIn(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+  };
   const gatePolicies = policyInformers(
     kc,
     makeApiClient(kc, CustomObjectsApi, agent, metrics.kubeRequests),
+    core,
     ns,
     log,
     (ref, namespace) => {
-      for (const s of statefulSets.list(namespace)) if (refsOf(s).includes(ref)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
+      const cluster = ref.startsWith('cluster/');
+      for (const s of statefulSets.list(namespace)) if (cluster ? optedIn(s) : refsOf(s).includes(ref)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
     },
     (resource) => metrics.kubeRequests.inc({ verb: 'watch', resource }),
+    wakeNamespace,
   );
+  optedIn = (s) => isOptedInObject(s) || enforcedIn(s.metadata?.namespace, gatePolicies);
   let stopping = false;
 
   const told = notifications({ urls: c['notify-url'], allowedUrls: c['allowed-notify-urls'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
@@ -197,7 +212,7 @@ async function main(): Promise<void> {
       onRequeue: (key, err) => log.debug({ key, reason: err.message }, 'looking again'),
     });
     metrics.leader.set(1);
-    for (const s of statefulSets.list()) if (isOptedInObject(s)) queue.add(`${s.metadata?.namespace}/${s.metadata?.name}`);
+    for (const s of statefulSets.list()) if (optedIn(s)) queue.add(`${s.metadata?.namespace}/${s.metadata?.name}`);
     log.info({ statefulSets: statefulSets.list().length, pods: pods.list().length }, 'reconciling');
   };
   const stopWork = async () => {
@@ -217,7 +232,7 @@ async function main(): Promise<void> {
   }
   // Awaited for a few seconds at most: a cluster without the policy CRDs must not hold anything back
   // (controller/policies.ts), but where they exist, the first reconciles should not see them unlisted.
-  const policiesListed = Promise.all([startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping), gatePolicies.cluster ? startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping) : undefined]);
+  const policiesListed = Promise.all([startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping), gatePolicies.cluster ? startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping) : undefined, gatePolicies.namespaces ? startInBackground(gatePolicies.namespaces, 'namespaces', log, () => stopping) : undefined]);
   await Promise.race([policiesListed, new Promise((r) => setTimeout(r, POLICY_LIST_WAIT_MS).unref())]);
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');
@@ -252,7 +267,7 @@ async function main(): Promise<void> {
       { name: 'lease', run: () => elector?.release() },
       // Messages already decided go out if they can within a moment; a dead receiver never holds shutdown.
       { name: 'notifications', run: () => told.notifier.stop(2000) },
-      { name: 'informers', run: async () => void ((stopping = true), await Promise.all([statefulSets.stop(), pods.stop(), budgets.stop(), gatePolicies.namespaced.stop(), gatePolicies.cluster?.stop()])) },
+      { name: 'informers', run: async () => void ((stopping = true), await Promise.all([statefulSets.stop(), pods.stop(), budgets.stop(), gatePolicies.namespaced.stop(), gatePolicies.cluster?.stop(), gatePolicies.namespaces?.stop()])) },
       { name: 'metrics server', run: () => new Promise<void>((r) => ops.close(() => r())) },
     ],
     c['shutdown-timeout'],

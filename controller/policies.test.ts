@@ -1,10 +1,11 @@
-import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Namespace, V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS } from '../src/annotations.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { quietLog } from '../test/support/quiet-log.js';
-import { lookupPolicies, refsOf, startInBackground, type GateObject } from './policies.js';
+import { slimNamespace } from '../src/k8s/view.js';
+import { enforcedIn, lookupPolicies, policiesOf, refsOf, selectedFor, startInBackground, type GateObject } from './policies.js';
 
-function cache(items: GateObject[], live = true, synced = live): ResilientInformer<GateObject> {
+function cache<T extends KubernetesObject = GateObject>(items: T[], live = true, synced = live): ResilientInformer<T> {
   return {
     start: async () => undefined,
     stop: async () => undefined,
@@ -63,5 +64,47 @@ describe('startInBackground', () => {
     const inf = { ...cache([]), start: async () => { throw new Error('no'); } };
     await startInBackground(inf, 'rolloutgates', quietLog().log, () => stop, async () => void (stop = true));
     expect(stop).toBe(true);
+  });
+});
+
+describe('ClusterRolloutGates that select namespaces', () => {
+  const audit = gate('audit', { ...GOOD, namespaceSelector: { matchLabels: { tier: 'regulated' } }, enforce: true });
+  const slo = gate('slo', { ...GOOD, namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'Exists' }] } });
+  // Refused (a bad gate name), but its scope reads: it still selects, and so holds what it selects.
+  const broken = gate('broken', { queries: [{ name: 'X', query: 'up' }], namespaceSelector: { matchLabels: { tier: 'regulated' } } });
+  const ns = (name: string, labels: Record<string, string>): V1Namespace => ({ metadata: { name, labels } });
+  const inf = (synced = true) => ({
+    namespaced: cache<GateObject>([]),
+    cluster: cache([audit, slo, broken, gate('plain', GOOD)], synced),
+    namespaces: cache([ns('bank', { tier: 'regulated', team: 'pay' }), ns('web', { team: 'web' }), ns('lab', {})]),
+  });
+  const sts = (namespace: string, gates?: string): V1StatefulSet => ({ metadata: { name: 'db', namespace, annotations: { [KEYS.enabled]: 'true', [KEYS.query]: 'up', ...(gates ? { [KEYS.gates]: gates } : {}) } } });
+
+  it.each([
+    ['bank', [{ ref: 'cluster/audit', enforce: true }, { ref: 'cluster/broken', enforce: false }, { ref: 'cluster/slo', enforce: false }], true],
+    ['web', [{ ref: 'cluster/slo', enforce: false }], false],
+    ['lab', [], false],
+    ['unknown', [], false],
+  ])('namespace %s is selected by %j (enforced: %s)', (namespace, want, enforced) => {
+    expect(selectedFor(namespace, inf())).toEqual(want);
+    expect(enforcedIn(namespace, inf())).toBe(enforced);
+  });
+
+  it('selects nothing until the caches have listed, nor for a controller scoped to one namespace', () => {
+    expect(selectedFor('bank', inf(false))).toEqual([]);
+    expect(selectedFor('bank', { namespaced: cache<GateObject>([]) })).toEqual([]);
+  });
+
+  it('looks up what a StatefulSet names and what selects it, each once', () => {
+    const { lookup, selected } = policiesOf(sts('web', 'cluster/slo,cluster/plain'), 'web', inf());
+    expect(Object.keys(lookup).sort()).toEqual(['cluster/plain', 'cluster/slo']);
+    expect(selected).toEqual([{ ref: 'cluster/slo', enforce: false }]);
+    expect(policiesOf(sts('bank'), 'bank', inf()).lookup['cluster/broken']).toEqual({ problem: expect.stringContaining('spec.queries[0].name') });
+  });
+
+  it('trims a cached Namespace to its name and labels', () => {
+    const n: V1Namespace = { metadata: { name: 'bank', labels: { tier: 'regulated' }, annotations: { big: 'x'.repeat(1000) }, resourceVersion: '7', uid: 'u' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
+    slimNamespace(n);
+    expect(n).toEqual({ metadata: { name: 'bank', labels: { tier: 'regulated' }, resourceVersion: '7', uid: 'u' } });
   });
 });

@@ -4,12 +4,16 @@
 // background and retry; until they have listed, a StatefulSet that references a policy holds with a
 // status that says why (while a watch is down after a good list it waits quietly), and every other
 // StatefulSet rolls as before.
-import { CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1StatefulSet } from '@kubernetes/client-node';
+// A ClusterRolloutGate may also select namespaces (src/policies/scope.ts): a third cache, of Namespaces
+// trimmed to their names and labels, tells which policies apply to a StatefulSet it does not name.
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Namespace, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { resilientInformer, type ResilientInformer } from '../src/k8s/informer.js';
+import { slimNamespace } from '../src/k8s/view.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
 import { parsePolicySpec, POLICY_GROUP, POLICY_VERSION, type GatePolicy } from '../src/policies/policy.js';
+import { enforcing, parseScope, selectedPolicies, type PolicyScope, type SelectedPolicy } from '../src/policies/scope.js';
 import type { Logger } from '../src/runtime/logger.js';
 
 /** GateObject is a RolloutGate or ClusterRolloutGate as listed. */
@@ -17,10 +21,11 @@ export interface GateObject extends KubernetesObject {
   spec?: unknown;
 }
 
-/** PolicyInformers are the two caches; `cluster` is absent for a controller scoped to one namespace. */
+/** PolicyInformers are the caches; `cluster` and `namespaces` are absent for a controller scoped to one namespace. */
 export interface PolicyInformers {
   namespaced: ResilientInformer<GateObject>;
   cluster?: ResilientInformer<GateObject>;
+  namespaces?: ResilientInformer<V1Namespace>;
 }
 
 /** refsOf lists a StatefulSet's policy references (none when its annotations do not parse). */
@@ -42,6 +47,42 @@ function checkedPolicy(o: GateObject): GatePolicy | { problem: string } {
     checked.set(o, v);
   }
   return v;
+}
+
+/**
+ * scopeOf is where a ClusterRolloutGate applies by itself. A policy refused for another reason keeps
+ * its scope: it then holds the StatefulSets it selects (their status says why) rather than free them.
+ */
+export function scopeOf(o: GateObject): PolicyScope | undefined {
+  const p = checkedPolicy(o);
+  if (!('problem' in p)) return p.scope;
+  const spec = o.spec && typeof o.spec === 'object' ? (o.spec as Record<string, unknown>) : {};
+  return parseScope(spec, []);
+}
+
+/**
+ * selectedFor lists the ClusterRolloutGates that select a namespace. Until both caches have listed,
+ * none: a cluster without the CRDs rolls as before (the controller waits a few seconds for the list at
+ * start, docs/analysis.md says what this leaves open).
+ */
+export function selectedFor(namespace: string, inf: PolicyInformers | undefined): SelectedPolicy[] {
+  if (!inf?.cluster?.synced() || !inf.namespaces?.synced()) return [];
+  const labels = inf.namespaces.get(namespace)?.metadata?.labels;
+  return selectedPolicies(
+    labels,
+    inf.cluster.list().map((o) => ({ name: o.metadata?.name ?? '', scope: scopeOf(o) })),
+  );
+}
+
+/** enforcedIn tells whether an enforcing ClusterRolloutGate selects the namespace: its StatefulSets are opted in. */
+export function enforcedIn(namespace: string | undefined, inf: PolicyInformers | undefined): boolean {
+  return namespace !== undefined && enforcing(selectedFor(namespace, inf)) !== undefined;
+}
+
+/** policiesOf finds what a reconcile needs: the policies that select the namespace, and each policy it names or is selected by. */
+export function policiesOf(s: V1StatefulSet, namespace: string, inf: PolicyInformers | undefined): { lookup: PolicyLookup; selected: SelectedPolicy[] } {
+  const selected = selectedFor(namespace, inf);
+  return { lookup: lookupPolicies([...new Set([...refsOf(s), ...selected.map((p) => p.ref)])], namespace, inf), selected };
 }
 
 /**
@@ -78,7 +119,7 @@ export function lookupPolicies(refs: readonly string[], namespace: string, inf: 
  * policyInformers makes the two caches; `onChange(ref, namespace)` is told of every policy event, so
  * that the StatefulSets naming it are looked at again.
  */
-export function policyInformers(kc: KubeConfig, custom: CustomObjectsApi, ns: string | undefined, log: Logger, onChange: (ref: string, namespace: string | undefined) => void, onWatch: (resource: string) => void): PolicyInformers {
+export function policyInformers(kc: KubeConfig, custom: CustomObjectsApi, core: CoreV1Api, ns: string | undefined, log: Logger, onChange: (ref: string, namespace: string | undefined) => void, onWatch: (resource: string) => void, onNamespace: (namespace: string) => void = () => {}): PolicyInformers {
   const base = `/apis/${POLICY_GROUP}/${POLICY_VERSION}`;
   const list = (plural: string, namespace?: string) => async () =>
     (namespace
@@ -87,14 +128,19 @@ export function policyInformers(kc: KubeConfig, custom: CustomObjectsApi, ns: st
   const namespaced = resilientInformer<GateObject>(kc, ns ? `${base}/namespaces/${ns}/rolloutgates` : `${base}/rolloutgates`, list('rolloutgates', ns), log, (_t, o) => onChange(o.metadata?.name ?? '', o.metadata?.namespace), { onWatch: () => onWatch('rolloutgates') });
   if (ns) return { namespaced };
   const cluster = resilientInformer<GateObject>(kc, `${base}/clusterrolloutgates`, list('clusterrolloutgates'), log, (_t, o) => onChange(`cluster/${o.metadata?.name ?? ''}`, undefined), { onWatch: () => onWatch('clusterrolloutgates') });
-  return { namespaced, cluster };
+  const namespaces = resilientInformer<V1Namespace>(kc, '/api/v1/namespaces', (page) => core.listNamespace(page), log, (_t, o) => onNamespace(o.metadata?.name ?? ''), {
+    onWatch: () => onWatch('namespaces'),
+    slim: slimNamespace,
+    pageSize: 500,
+  });
+  return { namespaced, cluster, namespaces };
 }
 
 /**
  * startInBackground lists and watches, retrying a failed first list with backoff (1 s doubling to
  * 30 s) until it succeeds or `stopped()` says so; it never throws, so a missing CRD delays nothing else.
  */
-export async function startInBackground(inf: ResilientInformer<GateObject>, what: string, log: Logger, stopped: () => boolean, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<void> {
+export async function startInBackground(inf: ResilientInformer<KubernetesObject>, what: string, log: Logger, stopped: () => boolean, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<void> {
   for (let attempt = 0; !stopped(); attempt++) {
     try {
       await inf.start();

@@ -21,7 +21,8 @@ import { peerMember, type Peer } from './live-peers.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
-import { lookupPolicies, refsOf, type PolicyInformers } from './policies.js';
+import { policiesOf, type PolicyInformers } from './policies.js';
+import type { SelectedPolicy } from '../src/policies/scope.js';
 import { runChecks } from './checks.js';
 import { runHooks } from './hooks.js';
 import { Writer } from './writes.js';
@@ -99,8 +100,10 @@ interface Snapshot {
   peers?: Peer[];
   /** The PodDisruptionBudgets over its pods. */
   budgets: BudgetView[];
-  /** The gate policies it references, as found in the caches. */
+  /** The gate policies it references or is selected by, as found in the caches. */
   policies: PolicyLookup;
+  /** The ClusterRolloutGates that select its namespace (src/policies/scope.ts). */
+  selected: SelectedPolicy[];
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
@@ -170,9 +173,9 @@ export class Reconciler {
     const raw = this.d.pods.indexed(key);
     const pods = raw.flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
     const budgets = this.budgetsOf(sts, raw);
-    const policies = lookupPolicies(refsOf(sts), namespace, this.d.policies);
+    const { lookup: policies, selected } = policiesOf(sts, namespace, this.d.policies);
     const g = groupOf(view.annotations);
-    if (!g) return { sts, view, pods, budgets, policies };
+    if (!g) return { sts, view, pods, budgets, policies, selected };
     // Peers through current(): our own last write of a peer (a step it just took) counts before the
     // cache shows it. Their pods decide the zone-safety rule (groups.ts).
     const peers: Peer[] = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
@@ -181,7 +184,7 @@ export class Reconciler {
     });
     const cached = (peerName: string, start: number) => this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, start) ?? []);
     const members = peers.map((p) => peerMember(p, cached, nowMs));
-    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies };
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies, selected };
   }
 
   /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
@@ -310,7 +313,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
-    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

@@ -30,7 +30,8 @@ register() {
 }
 
 k8s_version=$(source hack/versions.env; echo "$KUBERNETES_VERSION")
-if [ -f "$state/env" ] && grep -qx "KUBERNETES_VERSION='$k8s_version'" "$state/env" && proc running webhook && proc running prometheus && proc running gate-exporter \
+# (A webhook started before it read cluster policies makes the environment stale: brought up anew.)
+if [ -f "$state/env" ] && grep -qx "KUBERNETES_VERSION='$k8s_version'" "$state/env" && grep -q -- '--cluster-policies' "$state/cmd/webhook" 2>/dev/null && proc running webhook && proc running prometheus && proc running gate-exporter \
    && { [ ! -f dist/bundle/controller.mjs ] || proc running controller; } \
    && { ! grep -q '^REAL_NODE=' "$state/env" || { proc running kubelet && proc running containerd; }; } \
    && KUBECONFIG=$state/kubeconfig "$(sed -n 's/^KUBECTL=//p' "$state/env" | tr -d "'")" get --raw /readyz >/dev/null 2>&1; then
@@ -174,35 +175,45 @@ EOF
 echo "$prometheus --config.file=$state/prometheus/prometheus.yml --storage.tsdb.path=$state/prometheus/data --web.listen-address=127.0.0.1:$prom_port --storage.tsdb.retention.time=2h" > "$state/cmd/prometheus"
 proc start prometheus
 
+# sa_kubeconfig SA FILE: a kubeconfig with a token of ServiceAccount SA of phased-rollout-system, so
+# each program runs as its real identity and its RBAC from manifests/base is what is tested.
+sa_kubeconfig() {
+  local token server cacert
+  token=$(k create token "$1" -n phased-rollout-system --duration 24h)
+  server=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+  cacert=$(k config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+  cat > "$2" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$cacert"}}]
+users: [{name: $1, user: {token: "$token"}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: $1}}]
+current-context: e2e
+EOF
+  chmod 600 "$2"
+}
+wait_http() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; log "$1 not ready"; return 1; }
+
 phase "webhook"
 # The environment the image gives both programs (hack/runtime.env), so tests and benchmarks run what ships.
 runtime_env=$(grep -v '^#' hack/runtime.env | grep . | tr '\n' ' ')
 wh_port=$(freeport); wh_metrics=$(freeport)
-echo "env $runtime_env $node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --log-level debug" > "$state/cmd/webhook"
+ca_bundle=$(base64 -w0 < "$state/certs/ca.crt")
+# Registered first: the webhook's ServiceAccount and RBAC come with it. The webhook reads
+# ClusterRolloutGates and Namespaces (--cluster-policies) as that ServiceAccount, and is ready once it
+# has listed them.
+register "$kubectl" "$node" "https://127.0.0.1:$wh_port/mutate" "$ca_bundle"
+sa_kubeconfig phased-rollout-webhook "$state/webhook.kubeconfig"
+echo "env $runtime_env $node $root/dist/bundle/webhook.mjs --bind-address 127.0.0.1 --port $wh_port --metrics-port $wh_metrics --tls-cert-file $state/certs/tls.crt --tls-key-file $state/certs/tls.key --tls-poll-interval 1s --controller-username system:serviceaccount:phased-rollout-system:phased-rollout-controller --cluster-policies --kubeconfig $state/webhook.kubeconfig --log-level debug" > "$state/cmd/webhook"
 proc start webhook
 
-ca_bundle=$(base64 -w0 < "$state/certs/ca.crt")
-register "$kubectl" "$node" "https://127.0.0.1:$wh_port/mutate" "$ca_bundle"
-
-wait_http() { for _ in $(seq 1 200); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; log "$1 not ready"; return 1; }
 wait_http "http://127.0.0.1:$wh_metrics/readyz"
 wait_http "http://127.0.0.1:$prom_port/-/ready"
 wait_http "http://127.0.0.1:$gate_port/gates"
 
 phase "controller identity"
 # The controller runs as its real ServiceAccount, so its RBAC from manifests/base is what is tested.
-token=$(k create token phased-rollout-controller -n phased-rollout-system --duration 24h)
-server=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}')
-cacert=$(k config view --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
-cat > "$state/controller.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: "$server", certificate-authority: "$cacert"}}]
-users: [{name: controller, user: {token: "$token"}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: controller}}]
-current-context: e2e
-EOF
-chmod 600 "$state/controller.kubeconfig"
+sa_kubeconfig phased-rollout-controller "$state/controller.kubeconfig"
 
 ctl_metrics=""
 if [ -f dist/bundle/controller.mjs ]; then

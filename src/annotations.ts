@@ -107,6 +107,11 @@ export interface RolloutConfig {
   /** A Secret (labelled phased-rollout.io/gate-credentials) with the HTTP gates' token, username/password or ca.crt. */
   httpSecret?: string;
   prometheusUrl?: string;
+  /**
+   * Query and comparison gates (by name) of platform policies (src/policies/scope.ts): they go to the
+   * controller's own --prometheus-url, never to prometheusUrl and never with prometheusSecret.
+   */
+  operatorGates?: string[];
   initialDelaySeconds: number;
   periodSeconds: number;
   successThreshold: number;

@@ -14,6 +14,7 @@ import { errored, fromDecision } from '../src/admission/response.js';
 import { parseReview, type AdmissionRequest } from '../src/admission/review.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { WebhookMetrics } from '../src/runtime/metrics.js';
+import type { ClusterPolicyCaches } from './policies.js';
 
 /**
  * MAX_BODY_BYTES bounds a request body. The API server refuses requests over 3 MiB (--max-request-bytes),
@@ -47,7 +48,16 @@ export interface AppDeps extends DecideOptions {
   metrics: WebhookMetrics;
   /** Replaceable for tests that need decide to throw. */
   decideFn?: typeof decide;
+  /** ClusterRolloutGates and Namespace labels (--cluster-policies): what selects a request's namespace. */
+  clusterPolicies?: Pick<ClusterPolicyCaches, 'scope' | 'waitFor'>;
 }
+
+/**
+ * NAMESPACE_WAIT_MS: a StatefulSet created right after its namespace (one kubectl apply of both) may
+ * reach the webhook before the Namespace's watch event; it waits this long for it rather than be
+ * refused (decide.ts refuses what it cannot judge). Well inside the API server's timeoutSeconds (5).
+ */
+export const NAMESPACE_WAIT_MS = 2000;
 
 const TOO_LARGE = `request body larger than ${MAX_BODY_BYTES} bytes`;
 
@@ -160,7 +170,7 @@ export function createApp(deps: AppDeps): Express {
     send(res, status, { error: `phased-rollout: ${(err as Error).message}`, id });
   };
 
-  const admit = (body: unknown, res: ServerResponse, started: bigint) => {
+  const admit = (body: unknown, res: ServerResponse, started: bigint, waited = false) => {
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     const parsed = parseReview(body);
     if (!parsed.ok) {
@@ -170,13 +180,22 @@ export function createApp(deps: AppDeps): Express {
     }
     const r: AdmissionRequest = parsed.review.request;
     const operation = typeof r.operation === 'string' ? r.operation : 'unknown';
+    const platform = deps.clusterPolicies;
+    const scope = platform && r.kind?.kind === 'StatefulSet' ? platform.scope(r.namespace ?? '') : undefined;
+    if (scope && !scope.known && scope.pending && !waited && platform) {
+      platform.waitFor(r.namespace ?? '', NAMESPACE_WAIT_MS).then(
+        () => admit(body, res, started, true),
+        (err: unknown) => refuse(res, err),
+      );
+      return;
+    }
     // The per-request logger is made only when something is logged: most admissions log at debug,
     // and a pino child costs as much as a small decision.
     const log = () => deps.log.child({ uid: r.uid, namespace: r.namespace, name: r.name, operation, user: r.userInfo?.username });
     let out;
     let label: string;
     try {
-      const d = decideFn(r, deps);
+      const d = decideFn(r, deps, scope);
       out = fromDecision(r.uid, d);
       label = DECISION_LABEL[d.type];
       const fields = { row: d.row, decision: label, dryRun: r.dryRun === true, durationMs: seconds() * 1000 };

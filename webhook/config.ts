@@ -21,6 +21,11 @@ export const webhookSchema = {
     kind: 'list',
     doc: 'deny a phased-rollout.io/prometheus-url outside these URL prefixes (same list as the controller\'s; empty: any)',
   },
+  'cluster-policies': {
+    kind: 'bool',
+    doc: 'read ClusterRolloutGates and Namespace labels (list+watch, in-cluster config or --kubeconfig) to apply policies that select and enforce in namespaces; not ready, and StatefulSet writes refused, until both have listed',
+  },
+  kubeconfig: { kind: 'string', doc: 'kubeconfig file for --cluster-policies (default: the in-cluster service account)' },
   'max-connections': {
     kind: 'int',
     default: '256',

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // phased-rollout-webhook: config -> HTTPS server -> decide(). Nothing else lives here.
+import { KubeConfig } from '@kubernetes/client-node';
 import { bootProcess } from '../src/runtime/process.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
 import { webhookSchema } from './config.js';
+import { clusterPolicyCaches } from './policies.js';
 import { startWebhook } from './server.js';
 
 const PROGRAM = 'phased-rollout-webhook';
@@ -13,6 +15,13 @@ async function main(): Promise<void> {
   const { c, log } = booted;
   let server;
   try {
+    let clusterPolicies;
+    if (c['cluster-policies']) {
+      const kc = new KubeConfig();
+      if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
+      else kc.loadFromCluster();
+      clusterPolicies = clusterPolicyCaches(kc, log);
+    }
     server = await startWebhook({
       port: c.port,
       metricsPort: c['metrics-port'],
@@ -21,6 +30,7 @@ async function main(): Promise<void> {
       keyFile: c['tls-key-file'],
       controllerUsernames: c['controller-username'],
       allowedPrometheusUrls: c['allowed-prometheus-urls'],
+      ...(clusterPolicies ? { clusterPolicies } : {}),
       tlsPollIntervalMs: c['tls-poll-interval'],
       limits: { maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'] },
       log,

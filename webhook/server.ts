@@ -9,6 +9,7 @@ import type { Logger } from '../src/runtime/logger.js';
 import { TlsReloader, type TlsPair } from '../src/runtime/tls-reloader.js';
 import { createApp, MAX_BODY_BYTES, MAX_IN_FLIGHT_BYTES } from './app.js';
 import { ConnectionGuard } from './connection-guard.js';
+import type { ClusterPolicyCaches } from './policies.js';
 
 /** WebhookServerOptions are what `startWebhook` needs; ports may be 0 for a free port. */
 export interface WebhookServerOptions {
@@ -19,6 +20,8 @@ export interface WebhookServerOptions {
   keyFile: string;
   controllerUsernames: readonly string[];
   allowedPrometheusUrls?: readonly string[];
+  /** The caches of ClusterRolloutGates and Namespaces (--cluster-policies); the webhook is ready once they have listed. */
+  clusterPolicies?: ClusterPolicyCaches;
   tlsPollIntervalMs: number;
   /** Defaults to DEFAULT_LIMITS. */
   limits?: Partial<ConnectionLimits>;
@@ -112,7 +115,7 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
   const registry = createRegistry();
   const metrics = webhookMetrics(registry);
   const readiness = new Readiness();
-  const app = createApp({ log: o.log, metrics, controllerUsernames: new Set(o.controllerUsernames), allowedPrometheusUrls: o.allowedPrometheusUrls ?? [] });
+  const app = createApp({ log: o.log, metrics, controllerUsernames: new Set(o.controllerUsernames), allowedPrometheusUrls: o.allowedPrometheusUrls ?? [], ...(o.clusterPolicies ? { clusterPolicies: o.clusterPolicies } : {}) });
 
   let https: Server | undefined;
   const reloader = new TlsReloader({
@@ -151,12 +154,21 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
   const port = await listen(https, o.port, o.bindAddress);
   const metricsPort = await listen(ops, o.metricsPort, o.bindAddress);
   reloader.start();
-  readiness.set(true);
+  // With cluster policies, ready only once they are listed: until then every StatefulSet write would be
+  // refused (decide.ts, fail closed), so the API server is better sent to a replica that can judge.
+  if (o.clusterPolicies) {
+    readiness.set(false, 'ClusterRolloutGates and Namespaces not listed yet');
+    o.clusterPolicies.start(() => {
+      readiness.set(true);
+      o.log.info('ClusterRolloutGates and Namespaces listed; ready');
+    });
+  } else readiness.set(true);
   o.log.info({ port, metricsPort, bindAddress: o.bindAddress, subject: initial.subject, notAfter: initial.notAfter.toISOString() }, 'webhook serving');
 
   const stop = async (graceMs = 8000): Promise<void> => {
     readiness.set(false, 'shutting down');
     reloader.stop();
+    await o.clusterPolicies?.stop();
     await close(https, graceMs);
     await close(ops, 1000);
   };

@@ -6,6 +6,8 @@ import * as msg from './messages.js';
 import { notAllowedMessage, urlAllowed } from '../prometheus/allowed.js';
 import { jsonEqual } from './json-equal.js';
 import { pinPartitionPatch } from './patch.js';
+import { enforcementRefusal } from './enforce.js';
+import { effectiveAnnotations, enforcing, type SelectedPolicy } from '../policies/scope.js';
 import { readStatus } from '../rollout/status.js';
 import { isObject, type AdmissionRequest, type KubeObject } from './review.js';
 import {
@@ -30,6 +32,13 @@ export interface DecideOptions {
   allowedPrometheusUrls?: readonly string[];
 }
 
+/**
+ * NamespacePolicies is what the webhook's caches say of a request's namespace: the ClusterRolloutGates
+ * that select it, or why that is not known (caches not listed, a namespace not seen yet). Absent when
+ * the webhook reads no cluster policies (--cluster-policies off).
+ */
+export type NamespacePolicies = { known: true; selected: readonly SelectedPolicy[] } | { known: false; reason: string; pending?: true };
+
 /** Decision is what to answer: allow (maybe with a patch) or deny, plus the table row that matched. */
 export type Decision =
   | { type: 'allow'; row: number; warnings: string[] }
@@ -41,7 +50,7 @@ const deny = (row: number, code: number, message: string): Decision => ({
   type: 'deny',
   row,
   code,
-  reason: code === 403 ? 'Forbidden' : code === 422 ? 'Invalid' : 'BadRequest',
+  reason: code === 403 ? 'Forbidden' : code === 422 ? 'Invalid' : code === 503 ? 'ServiceUnavailable' : 'BadRequest',
   message,
 });
 
@@ -56,6 +65,12 @@ export const ROW_STATUS = 12;
 /** ROW_STATUS_SUBRESOURCE marks a denied change of phased-rollout.io/ annotations through statefulsets/status (not a SPEC row). */
 export const ROW_STATUS_SUBRESOURCE = 13;
 
+/** ROW_POLICIES_UNKNOWN marks a denial while the caches cannot tell which ClusterRolloutGates enforce in the namespace (not a SPEC row). */
+export const ROW_POLICIES_UNKNOWN = 14;
+
+/** ROW_ENFORCED marks a denial of a way out of an enforcing ClusterRolloutGate (not a SPEC row). */
+export const ROW_ENFORCED = 15;
+
 /** ROW_SHAPE marks a denial for an object whose shape the API would never store (not a SPEC row). */
 export const ROW_SHAPE = 0;
 
@@ -63,7 +78,7 @@ export const ROW_SHAPE = 0;
  * decide applies SPEC §3's decision table (first matching row wins) to one admission request.
  * It never throws for any request content: surprising objects become a deny with a message.
  */
-export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
+export function decide(req: AdmissionRequest, opts: DecideOptions, scope?: NamespacePolicies): Decision {
   const obj = isObject(req.object) ? req.object : undefined;
   const old = isObject(req.oldObject) ? req.oldObject : undefined;
   const name = msg.objectName(req.namespace, req.name || (obj ? String(metadataOf(obj).name ?? '') : ''), obj ? (metadataOf(obj).generateName as string | undefined) : undefined);
@@ -78,7 +93,20 @@ export function decide(req: AdmissionRequest, opts: DecideOptions): Decision {
   if (req.operation === 'UPDATE' && !old) return deny(ROW_SHAPE, 400, msg.malformedObject(name, 'request.oldObject is missing for UPDATE'));
 
   try {
-    return keepStatus(decideStatefulSet(req, obj, old, name, opts), req, obj, old, opts);
+    const controller = req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username);
+    // Fail closed: while the caches cannot say whether a ClusterRolloutGate enforces here, admitting
+    // could let a StatefulSet leave it (unpinned, bypassed). The webhook is not ready until they have
+    // listed, so this is the short window of a namespace not seen yet, or a cache lost.
+    if (scope && !scope.known && !controller) return deny(ROW_POLICIES_UNKNOWN, 503, msg.policiesUnknown(name, scope.reason));
+    const selected = scope?.known && !controller ? scope.selected : [];
+    const refused = enforcementRefusal(annotationsOf(obj), selected);
+    if (refused) return deny(ROW_ENFORCED, 403, msg.enforcedRefusal(name, refused.policy, refused.what));
+    const d = decideStatefulSet(req, obj, old, name, opts, selected);
+    // Under an enforcing policy a StatefulSet without `enabled` gets it: the controller, kubectl and
+    // dashboards all see it opted in (docs/analysis.md says why a patch, not a denial).
+    const by = enforcing(selected);
+    const optIn = by && annotationsOf(obj)[KEYS.enabled] === undefined ? { add: { [KEYS.enabled]: 'true' }, warnings: [msg.enforcedOptIn(by.ref.slice('cluster/'.length))] } : undefined;
+    return withAnnotations(d, obj, [keptStatus(d, req, obj, old, opts), optIn]);
   } catch (e) {
     if (e instanceof ShapeError) return deny(ROW_SHAPE, 400, msg.malformedObject(name, e.message));
     throw e;
@@ -102,23 +130,39 @@ function decideStatusWrite(req: AdmissionRequest, obj: KubeObject | undefined, o
 }
 
 /**
- * keepStatus puts the status annotation back when a user's write to an opted-in StatefulSet that stays
+ * keptStatus puts the status annotation back when a user's write to an opted-in StatefulSet that stays
  * opted in drops it (a PUT of a manifest: kubectl replace, Argo CD Replace=true; or a deliberate
  * removal, the retry of earlier releases). It is the controller's record of where a rollout started and
  * of the replicas it was pinned for: without it, a scale through the scale subresource or a template
  * applied at 0 would start pods on an unverified revision. A retry names the failure instead
  * (phased-rollout.io/retry). Opting out still removes it (row 2); a denial stays a denial.
  */
-function keepStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions): Decision {
-  if (d.type === 'deny' || !old || d.row === 2 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return d;
+function keptStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions): AnnotationsToAdd | undefined {
+  if (d.type === 'deny' || !old || d.row === 2 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return undefined;
   const kept = annotationsOf(old)[KEYS.status];
-  const annotations = annotationsOf(obj);
-  if (kept === undefined || annotations[KEYS.status] !== undefined || readOptIn(annotationsOf(old)) !== 'on') return d;
+  if (kept === undefined || annotationsOf(obj)[KEYS.status] !== undefined || readOptIn(annotationsOf(old)) !== 'on') return undefined;
+  return { add: { [KEYS.status]: kept }, warnings: [msg.statusKept()] };
+}
+
+/** AnnotationsToAdd are annotations a decision puts on the object, with the warnings that say so. */
+interface AnnotationsToAdd {
+  add: Record<string, string>;
+  warnings: string[];
+}
+
+/**
+ * withAnnotations adds annotations to an allowed or patched decision in one set of operations: two
+ * derived separately would each add the whole map to an object without annotations, the second
+ * replacing the first.
+ */
+function withAnnotations(d: Decision, obj: KubeObject, adds: (AnnotationsToAdd | undefined)[]): Decision {
+  const all = adds.filter((a): a is AnnotationsToAdd => a !== undefined);
+  if (d.type === 'deny' || all.length === 0) return d;
   // Mutate a copy and derive the operations: an object without annotations gets the whole map.
   const meta = metadataOf(obj);
   const before = { metadata: isObject(meta.annotations) ? { annotations: meta.annotations } : {} };
-  const ops = compare(before, { metadata: { annotations: { ...annotations, [KEYS.status]: kept } } });
-  const warnings = [...d.warnings, msg.statusKept()];
+  const ops = compare(before, { metadata: { annotations: Object.assign({ ...annotationsOf(obj) }, ...all.map((a) => a.add)) } });
+  const warnings = [...d.warnings, ...all.flatMap((a) => a.warnings)];
   return { type: 'patch', row: d.row, patch: [...(d.type === 'patch' ? d.patch : []), ...ops], warnings };
 }
 
@@ -136,8 +180,11 @@ function changedKeys(before: Record<string, string>, after: Record<string, strin
   return out.sort();
 }
 
-function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, name: string, opts: DecideOptions): Decision {
-  const newAnn = annotationsOf(obj);
+function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, name: string, opts: DecideOptions, selected: readonly SelectedPolicy[]): Decision {
+  // As the policies that select the namespace make them (src/policies/scope.ts): under an enforcing one
+  // the object is opted in and its gates may come from policies alone. The old object stays as it was,
+  // so a StatefulSet that predates the policy is pinned on its first change (row 8, newly enabled).
+  const newAnn = effectiveAnnotations(annotationsOf(obj), selected);
   const oldAnn = annotationsOf(old);
   const templateChanged = old !== undefined && !jsonEqual(templateOf(old), templateOf(obj));
 
@@ -153,12 +200,14 @@ function decideStatefulSet(req: AdmissionRequest, obj: KubeObject, old: KubeObje
   if (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username)) return allow(3);
 
   // The status annotation is the controller's report and its record of the rollout: only the controller
-  // writes it. A write that drops it gets it back (keepStatus, above).
+  // writes it. A write that drops it gets it back (keptStatus, above).
   const newStatus = newAnn[KEYS.status];
   if (newStatus !== undefined && newStatus !== oldAnn[KEYS.status]) return deny(ROW_STATUS, 403, msg.statusManaged(name));
   // Opting in (a create, or enabled again) with a status already there: while opted out anyone could
   // have written it, and the controller removes its own on opt-out, so it is not the controller's.
-  if (newStatus !== undefined && (req.operation === 'CREATE' || old === undefined || readOptIn(oldAnn) !== 'on')) return deny(ROW_STATUS, 403, msg.statusOnOptIn(name));
+  // Under an enforcing policy the controller writes it on a StatefulSet without `enabled` (opted in by
+  // the policy), so there the old object counts as opted in.
+  if (newStatus !== undefined && (req.operation === 'CREATE' || old === undefined || readOptIn(effectiveAnnotations(oldAnn, selected.filter((p) => p.enforce))) !== 'on')) return deny(ROW_STATUS, 403, msg.statusOnOptIn(name));
 
   // Row 4: opted in (a typo in `enabled` included) but the annotations do not parse.
   const parsed = parseAnnotations(newAnn);

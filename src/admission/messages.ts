@@ -76,3 +76,15 @@ export function annotationsThroughStatus(obj: string, keys: string[]): string {
 
 /** malformedObject explains an object whose shape the API would never store. */
 export const malformedObject = (obj: string, why: string): string => `phased-rollout: StatefulSet ${obj} cannot be admitted: ${why}`;
+
+/** policiesUnknown denies while the webhook's caches cannot tell which ClusterRolloutGates enforce in a namespace. */
+export const policiesUnknown = (obj: string, reason: string): string =>
+  `phased-rollout: cannot admit StatefulSet ${obj} yet: ${reason}, so whether a ClusterRolloutGate enforces gated rollouts in its namespace is unknown; retry in a few seconds`;
+
+/** enforcedRefusal denies a way out of an enforcing ClusterRolloutGate (bypass, opt-out, dry-run of its gates). */
+export const enforcedRefusal = (obj: string, policy: string, what: string): string =>
+  `phased-rollout: StatefulSet ${obj}: ClusterRolloutGate ${policy} enforces gated rollouts in namespace ${obj.split('/')[0]}: ${what}; ask the platform team that owns ClusterRolloutGate ${policy} for an exception`;
+
+/** enforcedOptIn is the warning when the webhook adds phased-rollout.io/enabled under an enforcing policy. */
+export const enforcedOptIn = (policy: string): string =>
+  warning(`phased-rollout: ${KEYS.enabled}: "true" set: ClusterRolloutGate ${policy} enforces gated rollouts here`);

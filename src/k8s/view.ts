@@ -1,6 +1,6 @@
 // Adapters from client-node's typed objects to the planner's plain views. Timestamps may arrive as
 // Date (client-node deserialises them) or as strings; both are handled.
-import type { V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Namespace, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
 import type { BudgetView, PodView, StatefulSetView } from '../rollout/types.js';
 
 function ms(t: Date | string | undefined): number | undefined {
@@ -97,4 +97,12 @@ export function slimPod(p: V1Pod): void {
     const ready = s.conditions?.find((c) => c.type === 'Ready');
     p.status = { phase: s.phase, ...(ready ? { conditions: [{ type: ready.type, status: ready.status, lastTransitionTime: ready.lastTransitionTime }] } : {}) };
   }
+}
+
+/** slimNamespace trims a cached Namespace to its name and labels: the selection reads nothing else, and a cluster has thousands. */
+export function slimNamespace(n: V1Namespace): void {
+  const m = n.metadata ?? {};
+  n.metadata = { name: m.name, labels: m.labels, resourceVersion: m.resourceVersion, uid: m.uid };
+  delete n.spec;
+  delete n.status;
 }

@@ -51,3 +51,52 @@ describe('withPolicies', () => {
     [{ [KEYS.query]: 'up', [KEYS.gates]: 'many' }, { many: policy({ queries: Array.from({ length: 10 }, (_, i) => ({ name: `q${i}`, query: 'up' })) }) }, { problem: '11 gates with the policies of phased-rollout.io/gates; at most 10 in all' }],
   ])('%j with %j holds: %j', (a, lookup, why) => expect(withPolicies(configOf(a), a, lookup as PolicyLookup)).toEqual(why));
 });
+
+describe('withPolicies with platform policies (a ClusterRolloutGate that selects the namespace)', () => {
+  const scope = { namespaceSelector: { matchLabels: { tier: 'regulated' } } };
+  const platform = policy({ ...scope, enforce: true, queries: [{ name: 'errors', query: 'rate(errors[1m]) < 1' }], compare: [{ name: 'latency', query: 'lat{rev="{{revision}}"}', dryRun: true }], successThreshold: 10, initialDelaySeconds: 600, periodSeconds: 60, failureThreshold: 3 });
+  const named = policy({ queries: [{ name: 'up', query: 'up' }], periodSeconds: 120 });
+  const found: PolicyLookup = { 'cluster/platform': platform, local: named };
+  const selected = [{ ref: 'cluster/platform', enforce: true }];
+  const merge = (a: Record<string, string>, lookup = found, operatorPrometheus = true) => withPolicies(configOf(a), a, lookup, { selected, operatorPrometheus });
+
+  it.each([
+    // [annotations, expected settings]: a platform policy's values are floors the StatefulSet can only make stricter.
+    [{ [KEYS.query]: 'up', [KEYS.successThreshold]: '1', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1' }, { successThreshold: 10, initialDelaySeconds: 600, periodSeconds: 60 }],
+    [{ [KEYS.query]: 'up', [KEYS.successThreshold]: '20', [KEYS.periodSeconds]: '300' }, { successThreshold: 20, initialDelaySeconds: 600, periodSeconds: 300 }],
+    // failure-threshold 0 (never give up) is not stricter than the policy's 3; 2 is.
+    [{ [KEYS.query]: 'up', [KEYS.failureThreshold]: '0' }, { failureThreshold: 3 }],
+    [{ [KEYS.query]: 'up', [KEYS.failureThreshold]: '2' }, { failureThreshold: 2 }],
+    // A named policy's value still gives way to the annotation; the platform floor still holds.
+    [{ [KEYS.gates]: 'local', [KEYS.periodSeconds]: '5' }, { periodSeconds: 60 }],
+    [{ [KEYS.gates]: 'local' }, { periodSeconds: 120 }],
+  ])('%j: %j', (a, want) => expect(merge(a)).toMatchObject(want));
+
+  it('routes the platform policy\'s queries and comparisons to the operator\'s Prometheus, not its other gates', () => {
+    const a = { [KEYS.query]: 'up', [KEYS.gates]: 'local', [KEYS.prometheusUrl]: 'http://team-prometheus:9090' };
+    const c = merge(a);
+    if ('problem' in c) throw new Error(c.problem);
+    expect(c.gates.map((g) => g.name)).toEqual(['query', 'local/query.up', 'cluster/platform/query.errors']);
+    expect(c.operatorGates).toEqual(['cluster/platform/query.errors', 'cluster/platform/compare.latency']);
+    expect(c.prometheusUrl).toBe('http://team-prometheus:9090');
+  });
+
+  it('a policy selected by labels and also named counts once', () => {
+    const a = { [KEYS.gates]: 'cluster/platform' };
+    const c = merge(a);
+    if ('problem' in c) throw new Error(c.problem);
+    expect(c.gates.map((g) => g.name)).toEqual(['cluster/platform/query.errors']);
+    expect(c.compareGates.map((g) => g.name)).toEqual(['cluster/platform/compare.latency']);
+  });
+
+  it.each([
+    [{ [KEYS.query]: 'up' }, found, false, { problem: "gate policy ClusterRolloutGate platform (enforced on this namespace by its namespaceSelector) has Prometheus gates, which go only to the controller's own --prometheus-url, and the controller has none: they cannot be evaluated; the rollout holds until it is set" }],
+    [{ [KEYS.query]: 'up', [KEYS.gates]: 'cluster/platform' }, {}, true, { problem: 'gate policy ClusterRolloutGate platform (phased-rollout.io/gates; enforced on this namespace by its namespaceSelector) not found; the rollout holds until it exists' }],
+  ])('%j holds: %j', (a, lookup, operatorPrometheus, why) => expect(merge(a, lookup as PolicyLookup, operatorPrometheus)).toEqual(why));
+
+  it('a named policy that selects other namespaces is still a platform policy: floors and the operator\'s Prometheus', () => {
+    const a = { [KEYS.query]: 'up', [KEYS.gates]: 'cluster/platform', [KEYS.successThreshold]: '1' };
+    const c = withPolicies(configOf(a), a, found, { operatorPrometheus: true });
+    expect(c).toMatchObject({ successThreshold: 10, operatorGates: ['cluster/platform/query.errors', 'cluster/platform/compare.latency'] });
+  });
+});

@@ -1,8 +1,11 @@
-// A StatefulSet's own gates and those of the policies it references (phased-rollout.io/gates) as one
-// configuration: every gate of every policy joins (all must pass), named `<reference>/<gate>`; a
-// setting the StatefulSet's annotations leave out comes from its policies, the strictest one winning.
+// A StatefulSet's own gates and those of the policies it references (phased-rollout.io/gates) or that
+// select its namespace (src/policies/scope.ts) as one configuration: every gate of every policy joins
+// (all must pass), named `<reference>/<gate>`; a setting the StatefulSet's annotations leave out comes
+// from its policies, the strictest one winning. A platform policy's settings are floors the annotations
+// can only make stricter, and its Prometheus gates go to the operator's Prometheus.
 import { INTEGER_BOUNDS, MAX_GATES, type RolloutConfig } from '../annotations.js';
 import { TIMING, type GatePolicy, type TimingKey } from './policy.js';
+import type { SelectedPolicy } from './scope.js';
 
 /**
  * PolicyLookup is what the shell found for each reference: the checked policy, or why there is none to
@@ -20,6 +23,22 @@ export interface PolicyProblem {
 /** describeRef names a reference for a person: `RolloutGate etcd-quorum` or `ClusterRolloutGate slo`. */
 export function describeRef(ref: string): string {
   return ref.startsWith('cluster/') ? `ClusterRolloutGate ${ref.slice('cluster/'.length)}` : `RolloutGate ${ref}`;
+}
+
+/** MergeOptions: the policies that select the StatefulSet's namespace, and whether the controller has a --prometheus-url. */
+export interface MergeOptions {
+  selected?: readonly SelectedPolicy[];
+  /** The references the StatefulSet wrote itself (cfg.policyRefs may hold selected ones too); cfg.policyRefs when absent. */
+  named?: readonly string[];
+  operatorPrometheus?: boolean;
+}
+
+/** howApplied says why a policy applies, for messages: named, or selecting (enforcing) the namespace. */
+export function howApplied(ref: string, named: readonly string[], selected: readonly SelectedPolicy[]): string {
+  const s = selected.find((p) => p.ref === ref);
+  if (!s) return 'phased-rollout.io/gates';
+  const by = s.enforce ? 'enforced on this namespace by its namespaceSelector' : 'it selects this namespace';
+  return named.includes(ref) ? `phased-rollout.io/gates; ${by}` : by;
 }
 
 /**
@@ -40,12 +59,17 @@ function strictest(key: TimingKey, values: number[]): number {
  * must hold (a policy missing, refused or not readable yet, too many gates, a comparison with no
  * enforced gate beside it).
  */
-export function withPolicies(cfg: RolloutConfig, annotations: Record<string, string>, found: PolicyLookup): RolloutConfig | PolicyProblem {
+export function withPolicies(cfg: RolloutConfig, annotations: Record<string, string>, found: PolicyLookup, opts: MergeOptions = {}): RolloutConfig | PolicyProblem {
+  const selected = opts.selected ?? [];
+  const own = opts.named ?? cfg.policyRefs;
+  // A policy both named and selecting the namespace counts once.
+  const refs = [...new Set([...cfg.policyRefs, ...selected.map((p) => p.ref)])];
   const policies: { ref: string; policy: GatePolicy }[] = [];
-  for (const ref of cfg.policyRefs) {
+  for (const ref of refs) {
     const p = found[ref];
-    if (!p) return { problem: `gate policy ${describeRef(ref)} (phased-rollout.io/gates) not found; the rollout holds until it exists` };
-    if ('problem' in p) return { ...p, problem: `gate policy ${describeRef(ref)} (phased-rollout.io/gates) cannot be used: ${p.problem}; the rollout holds until it is fixed` };
+    const how = howApplied(ref, own, selected);
+    if (!p) return { problem: `gate policy ${describeRef(ref)} (${how}) not found; the rollout holds until it exists` };
+    if ('problem' in p) return { ...p, problem: `gate policy ${describeRef(ref)} (${how}) cannot be used: ${p.problem}; the rollout holds until it is fixed` };
     policies.push({ ref, policy: p });
   }
   const named = <T extends { name: string }>(ref: string, xs: readonly T[]) => xs.map((x) => ({ ...x, name: `${ref}/${x.name}` }));
@@ -59,12 +83,24 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     dryRun: [...cfg.dryRun, ...policies.flatMap(({ ref, policy }) => policy.dryRun.map((n) => `${ref}/${n}`))],
   };
   for (const key of TIMING) {
-    if (annotations[INTEGER_BOUNDS[key].key] !== undefined) continue; // the StatefulSet says
-    const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined ? [policy.timing[key]] : []));
-    if (values.length > 0) out[key] = strictest(key, values);
+    // The StatefulSet's own value beats a named policy's, but a platform policy's is a floor.
+    const says = annotations[INTEGER_BOUNDS[key].key] !== undefined;
+    const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined && (!says || policy.scope) ? [policy.timing[key]] : []));
+    if (values.length > 0) out[key] = strictest(key, says ? [cfg[key], ...values] : values);
+  }
+  // A platform policy's queries and comparisons are measured by the platform's Prometheus: a URL or a
+  // Secret the StatefulSet names would let a team answer its own platform's checks.
+  const platform = policies.filter(({ policy }) => policy.scope);
+  const operatorGates = platform.flatMap(({ ref, policy }) => [...named(ref, policy.queries), ...named(ref, policy.compare)].map((g) => g.name));
+  if (operatorGates.length > 0) {
+    if (!opts.operatorPrometheus) {
+      const first = platform.find(({ policy }) => policy.queries.length + policy.compare.length > 0)?.ref ?? '';
+      return { problem: `gate policy ${describeRef(first)} (${howApplied(first, own, selected)}) has Prometheus gates, which go only to the controller's own --prometheus-url, and the controller has none: they cannot be evaluated; the rollout holds until it is set` };
+    }
+    out.operatorGates = operatorGates;
   }
   const count = out.gates.length + out.httpGates.length + out.compareGates.length + out.jobGates.length;
-  if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates; at most ${MAX_GATES} in all` };
+  if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates${selected.length > 0 ? ' and those that select this namespace' : ''}; at most ${MAX_GATES} in all` };
   const enforced = [...out.gates, ...out.httpGates, ...out.jobGates].some((g) => !out.dryRun.includes(g.name));
   if (!enforced) {
     return {

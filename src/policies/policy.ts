@@ -7,6 +7,7 @@ import { CRITERIA_HELP, parseCriteria } from '../analysis/criteria.js';
 import { urlProblem, type GateTemplate, type HttpGateTemplate } from '../gate-templates.js';
 import { parseJobGate, type JobGateTemplate } from '../jobs/template.js';
 import { MAX_POLICY_HOOKS, parseHook, type HookTemplate } from '../hooks/template.js';
+import { parseScope, type PolicyScope } from './scope.js';
 
 /** GROUP and VERSION of the policy resources. */
 export const POLICY_GROUP = 'phased-rollout.io';
@@ -28,6 +29,12 @@ export interface GatePolicy {
   /** Names (query.<name>, http.<name>, compare.<name>, job.<name>) of its dry-run gates. */
   dryRun: string[];
   timing: Partial<Record<TimingKey, number>>;
+  /**
+   * The namespaces a ClusterRolloutGate selects (spec.namespaceSelector) and whether it enforces there
+   * (spec.enforce): a platform policy (src/policies/scope.ts). Absent for a policy that applies only
+   * where a StatefulSet names it.
+   */
+  scope?: PolicyScope;
 }
 
 /** MAX_POLICY_GATES bounds one policy's gates (the StatefulSet's own and its policies' count together too). */
@@ -112,6 +119,8 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < b.min || v > b.max) problems.push(`spec.${key}: an integer from ${b.min} to ${b.max}`);
     else out.timing[key] = v;
   }
+  const scope = parseScope(s, problems);
+  if (scope) out.scope = scope;
   return problems.length > 0 ? problems : out;
 }
 

@@ -72,8 +72,9 @@ export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<Pla
  */
 export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string {
   // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
-  // is the same gate.
-  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit]);
+  // is the same gate. Gates routed to the operator's Prometheus count only when there are some, so a
+  // rollout without platform policies keeps the fingerprint of earlier releases.
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit, ...(cfg.operatorGates ? [cfg.operatorGates] : [])]);
 }
 
 /**

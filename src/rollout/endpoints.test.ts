@@ -38,3 +38,30 @@ describe('checkEndpoints', () => {
     expect('invalid' in r && r.invalid).toMatch(want);
   });
 });
+
+describe('checkEndpoints with platform policy gates (operatorGates)', () => {
+  const platform = (ann: Record<string, string>, extra: Partial<PlanInput> = {}) => {
+    const s = sts(ann);
+    const cfg = { ...cfgOf(s), gates: [...cfgOf(s).gates, { name: 'cluster/audit/query.errors', query: 'errors < 1' }], operatorGates: ['cluster/audit/query.errors'] };
+    return checkEndpoints(cfg, { sts: s, pods: [], nowMs: 0, ...extra }, 'new');
+  };
+
+  it('sends them to the controller\'s Prometheus, the StatefulSet\'s own gates to its URL with its Secret', () => {
+    const r = platform({ [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://team:9090', [KEYS.prometheusSecret]: 'prom' }, { defaultPrometheusUrl: 'http://prom:9090', allowedPrometheusUrls: ['http://team:9090'] });
+    expect(r).toEqual({
+      check: {
+        gates: [{ name: 'query', query: 'up' }, { name: 'cluster/audit/query.errors', query: 'errors < 1' }],
+        prometheusUrl: 'http://team:9090',
+        operatorPrometheusUrl: 'http://prom:9090',
+        operatorGates: ['cluster/audit/query.errors'],
+        secretName: 'prom',
+      },
+    });
+  });
+
+  it('needs no URL of the StatefulSet\'s when only platform gates query Prometheus', () => {
+    const r = platform({ 'phased-rollout.io/http.ready': 'http://ok/ready', [KEYS.prometheusUrl]: 'http://team:9090' }, { defaultPrometheusUrl: 'http://prom:9090' });
+    expect(r).toMatchObject({ check: { operatorPrometheusUrl: 'http://prom:9090', operatorGates: ['cluster/audit/query.errors'] } });
+    expect('check' in r && r.check.prometheusUrl).toBeFalsy();
+  });
+});

@@ -10,7 +10,10 @@ import type { CheckRequest, PlanInput } from './types.js';
 /** checkEndpoints builds the check request of a configuration, or says why it is Invalid. */
 export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: string): { check: CheckRequest } | { invalid: string } {
   const { sts } = input;
-  const queries = cfg.gates.length + cfg.compareGates.length;
+  // A platform policy's Prometheus gates go to the operator's Prometheus (src/policies/merge.ts); only
+  // the others need the StatefulSet's URL and may carry its Secret.
+  const operator = new Set(cfg.operatorGates ?? []);
+  const queries = cfg.gates.filter((g) => !operator.has(g.name)).length + cfg.compareGates.filter((g) => !operator.has(g.name)).length;
   const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
   if (queries > 0 && !prometheusUrl) return { invalid: 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url' };
   const allowedUrls = input.allowedPrometheusUrls ?? [];
@@ -35,11 +38,12 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
     check: {
       gates: cfg.gates,
       ...(prometheusUrl ? { prometheusUrl } : {}),
+      ...(operator.size > 0 && input.defaultPrometheusUrl ? { operatorPrometheusUrl: input.defaultPrometheusUrl, operatorGates: [...operator] } : {}),
       ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
       ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
       ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
       ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
-      ...(prometheusUrl && input.tenantLabel ? { tenant: { label: input.tenantLabel, value: sts.namespace } } : {}),
+      ...((prometheusUrl || operator.size > 0) && input.tenantLabel ? { tenant: { label: input.tenantLabel, value: sts.namespace } } : {}),
     },
   };
 }

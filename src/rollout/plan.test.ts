@@ -1,4 +1,5 @@
 import { KEYS } from '../annotations.js';
+import { parsePolicySpec } from '../policies/policy.js';
 import { plan, recordCheck, recordVerdict } from './plan.js';
 import { nextPartition } from './steps.js';
 import { hasStarted } from './groups.js';
@@ -1874,5 +1875,48 @@ describe('plan: a revision an undo left unverified, applied again', () => {
     const failed = runChecks(input(s, pods(['old', 'old', 'old'])), ['fail']).r;
     expect(of(failed, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
     expect(of(plan(input(s, pods(['old!', 'old', 'old']))), 'deletePod')).toEqual([]);
+  });
+});
+
+describe('plan: ClusterRolloutGates that select the namespace', () => {
+  const spec = (enforce: boolean) => ({ namespaceSelector: { matchLabels: { tier: 'regulated' } }, enforce, queries: [{ name: 'errors', query: 'errors < 1' }], successThreshold: 5, periodSeconds: 60 });
+  const lookup = (enforce: boolean) => {
+    const p = parsePolicySpec(spec(enforce));
+    if (Array.isArray(p)) throw new Error(p.join('; '));
+    return { 'cluster/audit': p };
+  };
+  const withAudit = (s: StatefulSetView, enforce: boolean, operatorUrl: string | null = 'http://prom:9090'): PlanInput => {
+    const i: PlanInput = { ...input(s, pods(['old', 'old', 'old'])), policies: lookup(enforce), selectedPolicies: [{ ref: 'cluster/audit', enforce }] };
+    if (operatorUrl === null) delete i.defaultPrometheusUrl;
+    return i;
+  };
+
+  it('an enforcing one opts in a StatefulSet with no annotation at all, and its bypass is ignored', () => {
+    for (const ann of [{}, { [KEYS.enabled]: 'false' }, { [KEYS.standardRollingUpdate]: 'true' }] as Record<string, string>[]) {
+      const r = plan(withAudit(sts({ ann, partition: 0 }), true));
+      expect(r.phase).not.toBe('Bypassed');
+      expect(r.phase).not.toBeNull();
+      expect(r.phase).not.toBe('Invalid');
+    }
+  });
+
+  it('one that selects without enforcing leaves opting in to the StatefulSet', () => {
+    expect(plan(withAudit(sts({ ann: {} }), false)).phase).toBeNull();
+    expect(plan(withAudit(sts({ ann: { ...FAST, [KEYS.standardRollingUpdate]: 'true' } }), false)).phase).toBe('Bypassed');
+  });
+
+  it('its gates join, sent to the controller\'s Prometheus; its settings are floors', () => {
+    expect(plan(withAudit(sts(), true)).check).toMatchObject({ gates: [{ name: 'query' }, { name: 'cluster/audit/query.errors' }], operatorPrometheusUrl: 'http://prom:9090', operatorGates: ['cluster/audit/query.errors'] });
+    // FAST asks for 2 passes 1 s apart; the policy's 5 passes 60 s apart stand.
+    const { r } = runChecks(withAudit(sts(), true), ['pass']);
+    expect(r).toMatchObject({ requeueAfterMs: 60_000 });
+    expect(statusOf(r)?.message).toBe('gate 1/5 at partition 3');
+  });
+
+  it('holds, saying why, when the controller has no --prometheus-url for its queries', () => {
+    const r = plan(withAudit(sts({ ann: { ...FAST, [KEYS.prometheusUrl]: 'http://team:9090' } }), true, null));
+    expect(r.check).toBeUndefined();
+    expect(partitionMoves(r)).toEqual([]);
+    expect(statusOf(r)?.message).toMatch(/ClusterRolloutGate audit \(enforced on this namespace by its namespaceSelector\) has Prometheus gates, which go only to the controller's own --prometheus-url/);
   });
 });

@@ -8,6 +8,7 @@ import { growthRaise, laggingPod, pinnedFor, restoring, returningToStart, rollba
 import { retried } from './retry.js';
 import { checkEndpoints } from './endpoints.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
+import { effectiveAnnotations, namedRefs } from '../policies/scope.js';
 import { finish, rollback, waitAtZero, type Ctx } from './context.js';
 import { forward, policyHold } from './forward.js';
 import { revertStep } from './hook-steps.js';
@@ -17,7 +18,11 @@ export { recordCheck, recordVerdict } from './outcomes.js';
 export { gateFingerprint } from './context.js';
 
 /** plan decides what to do with one StatefulSet now. */
-export function plan(given: PlanInput): PlanResult {
+export function plan(given0: PlanInput): PlanResult {
+  // The ClusterRolloutGates that select the namespace apply as if named; an enforcing one opts the
+  // StatefulSet in and ignores its bypass (src/policies/scope.ts).
+  const selected = given0.selectedPolicies ?? [];
+  const given = selected.length > 0 ? { ...given0, sts: { ...given0.sts, annotations: effectiveAnnotations(given0.sts.annotations, selected) } } : given0;
   const { sts, pods } = given;
   const parsed = parseAnnotations(sts.annotations);
   // A retry of the Failed status (or the inconclusive hold) there is goes on from that status's record,
@@ -80,8 +85,8 @@ export function plan(given: PlanInput): PlanResult {
   // not readable holds only a step (just before forward, below): a revert, an abort, a rollback, a
   // Failed or an inconclusive hold need no gate and go on as they are (src/policies/merge.ts).
   let policyProblem: PolicyProblem | undefined;
-  if (cfg.policyRefs.length > 0) {
-    const merged = withPolicies(cfg, sts.annotations, input.policies ?? {});
+  if (cfg.policyRefs.length > 0 || selected.length > 0) {
+    const merged = withPolicies(cfg, sts.annotations, input.policies ?? {}, { selected, named: namedRefs(given0.sts.annotations), operatorPrometheus: input.defaultPrometheusUrl !== undefined });
     if ('problem' in merged) policyProblem = merged;
     else cfg = merged;
   }

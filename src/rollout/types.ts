@@ -2,6 +2,7 @@
 // since the epoch), so plan() is a pure function tested in tables.
 import type { CompareCriteria } from '../analysis/criteria.js';
 import type { PolicyLookup } from '../policies/merge.js';
+import type { SelectedPolicy } from '../policies/scope.js';
 import type { JobCheck } from '../jobs/template.js';
 import type { HookOutcome, HookRequest } from './hooks.js';
 
@@ -203,8 +204,12 @@ export interface Memory {
 
 /** CheckRequest asks the shell to query the gates now: every one, placeholders filled in; all must pass. */
 export interface CheckRequest {
-  /** Set when there is a Prometheus gate. */
+  /** Set when there is a Prometheus gate of the StatefulSet's own or of a policy it names. */
   prometheusUrl?: string;
+  /** The controller's --prometheus-url, for operatorGates. */
+  operatorPrometheusUrl?: string;
+  /** Query and comparison gates (by name) of platform policies: sent to operatorPrometheusUrl, never with secretName's credentials. */
+  operatorGates?: string[];
   gates: { name: string; query: string }[];
   /** Comparison gates: the same expression for the update revision's pods and for the old revision's. */
   compare?: CompareCheck[];
@@ -270,6 +275,8 @@ export interface PlanInput {
   allowedGateUrls?: readonly string[];
   /** The gate policies its phased-rollout.io/gates references, as the shell found them (src/policies/merge.ts). */
   policies?: PolicyLookup;
+  /** The ClusterRolloutGates that select its namespace (src/policies/scope.ts): they apply as if named, and an enforcing one opts it in. */
+  selectedPolicies?: readonly SelectedPolicy[];
   /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
   group?: GroupMember[];
   /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */

@@ -51,13 +51,11 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
     ]);
     // Every gate at once: a check takes as long as its slowest request, not their sum.
     const target = prometheusTarget(req, credentials);
-    // The tenant (--prometheus-tenant-label) with every query, for prom-label-proxy to enforce.
-    const scoped = req.tenant ? { params: { [req.tenant.label]: req.tenant.value } } : {};
     const queries = req.gates
       .filter((g) => target(g.name))
       .map(async (g) => ({
         name: g.name,
-        verdict: await (d.query ?? queryGate)({ ...target(g.name)!, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) }),
+        verdict: await (d.query ?? queryGate)({ ...target(g.name)!, query: g.query, timeoutMs: d.prometheusTimeoutMs, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) }),
       }));
     const calls = (req.http ?? []).map(async (g) => ({
       name: g.name,
@@ -70,7 +68,7 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
       .filter((g) => target(g.name))
       .map(async (g) => {
           const sides = await Promise.all(
-            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ ...target(g.name)!, query, timeoutMs: d.prometheusTimeoutMs, ...scoped, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) })),
+            [g.newQuery, g.oldQuery].map((query) => (d.samples ?? querySamples)({ ...target(g.name)!, query, timeoutMs: d.prometheusTimeoutMs, ...(d.maxGateAnswerBytes ? { maxBytes: d.maxGateAnswerBytes } : {}) })),
           );
           const [n, o] = sides;
           const failed = sides.findIndex((x) => !Array.isArray(x));
@@ -109,11 +107,15 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
  * Prometheus with no credentials (the StatefulSet's Secret is for its own URL), every other one to the
  * StatefulSet's URL with its Secret. Undefined: no URL for it (the planner holds such a check first).
  */
-function prometheusTarget(req: CheckRequest, credentials: Awaited<ReturnType<typeof loadCredentials>> | undefined): (gate: string) => { prometheusUrl: string; credentials?: NonNullable<typeof credentials> } | undefined {
+export function prometheusTarget(req: CheckRequest, credentials: Awaited<ReturnType<typeof loadCredentials>> | undefined): (gate: string) => { prometheusUrl: string; credentials?: NonNullable<typeof credentials>; params?: Record<string, string> } | undefined {
   const operator = new Set(req.operatorGates ?? []);
+  const unscoped = new Set(req.unscopedGates ?? []);
+  // The tenant (--prometheus-tenant-label) with every query but the platform's unscoped ones, for prom-label-proxy to enforce.
+  const scoped = req.tenant ? { params: { [req.tenant.label]: req.tenant.value } } : {};
   return (gate) => {
-    if (operator.has(gate)) return req.operatorPrometheusUrl ? { prometheusUrl: req.operatorPrometheusUrl } : undefined;
+    if (unscoped.has(gate)) return req.platformPrometheusUrl ? { prometheusUrl: req.platformPrometheusUrl } : undefined;
+    if (operator.has(gate)) return req.operatorPrometheusUrl ? { prometheusUrl: req.operatorPrometheusUrl, ...scoped } : undefined;
     if (!req.prometheusUrl) return undefined;
-    return { prometheusUrl: req.prometheusUrl, ...(credentials ? { credentials } : {}) };
+    return { prometheusUrl: req.prometheusUrl, ...scoped, ...(credentials ? { credentials } : {}) };
   };
 }

@@ -197,6 +197,7 @@ async function main(): Promise<void> {
     wake: enqueue,
     minPeriodSeconds: c['min-period-seconds'],
     ...(c['prometheus-tenant-label'] ? { tenantLabel: c['prometheus-tenant-label'] } : {}),
+    ...(c['platform-prometheus-url'] ? { platformPrometheusUrl: c['platform-prometheus-url'].replace(/\/+$/, '') } : {}),
   });
 
   const ops = createOpsServer(registry, readiness);

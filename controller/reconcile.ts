@@ -82,6 +82,8 @@ export interface ReconcileDeps {
   minPeriodSeconds?: number;
   /** --prometheus-tenant-label: queries carry the namespace in this URL parameter (prom-label-proxy). */
   tenantLabel?: string;
+  /** --platform-prometheus-url: for the queries of ClusterRolloutGates with tenantScoped: false. */
+  platformPrometheusUrl?: string;
 }
 
 /** Slots when none are given (tests): the flags' defaults. */
@@ -313,7 +315,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
-    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), ...(this.d.platformPrometheusUrl ? { platformPrometheusUrl: this.d.platformPrometheusUrl } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */

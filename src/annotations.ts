@@ -112,6 +112,8 @@ export interface RolloutConfig {
    * controller's own --prometheus-url, never to prometheusUrl and never with prometheusSecret.
    */
   operatorGates?: string[];
+  /** Query and comparison gates of ClusterRolloutGates with spec.tenantScoped false: sent without the tenant, to --platform-prometheus-url. */
+  unscopedGates?: string[];
   initialDelaySeconds: number;
   periodSeconds: number;
   successThreshold: number;

@@ -28,6 +28,15 @@ describe('withPolicies', () => {
     expect(c.dryRun).toEqual(['etcd-quorum/compare.lag']);
   });
 
+  it('spec.tenantScoped false lists a ClusterRolloutGate\'s queries as unscoped, never a RolloutGate\'s', () => {
+    const infra = policy({ queries: [{ name: 'etcd', query: 'up{job="etcd"} == 1' }], compare: [{ name: 'lat', query: 'lat{rev="{{revision}}"}' }], tenantScoped: false });
+    const a = { [KEYS.query]: 'up', [KEYS.gates]: 'cluster/infra,infra' };
+    const c = withPolicies(configOf(a), a, { 'cluster/infra': infra, infra });
+    if ('problem' in c) throw new Error(c.problem);
+    expect(c.unscopedGates).toEqual(['cluster/infra/query.etcd', 'cluster/infra/compare.lat']);
+    expect(parsePolicySpec({ queries: [{ name: 'a', query: 'up' }], tenantScoped: 'no' })).toEqual(['spec.tenantScoped: true or false']);
+  });
+
   it('settings: the StatefulSet\'s annotation wins; otherwise the strictest of the policies', () => {
     const a = { [KEYS.gates]: 'etcd-quorum,cluster/slo', [KEYS.periodSeconds]: '1' };
     const c = withPolicies(configOf(a), a, found);

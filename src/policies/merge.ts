@@ -99,6 +99,10 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     }
     out.operatorGates = operatorGates;
   }
+  // The platform's own queries may go without the tenant (spec.tenantScoped: false): only a
+  // ClusterRolloutGate's, whoever could write a RolloutGate being the team itself.
+  const unscoped = policies.filter(({ ref, policy }) => policy.unscoped && ref.startsWith('cluster/')).flatMap(({ ref, policy }) => [...named(ref, policy.queries), ...named(ref, policy.compare)].map((g) => g.name));
+  if (unscoped.length > 0) out.unscopedGates = unscoped;
   const count = out.gates.length + out.httpGates.length + out.compareGates.length + out.jobGates.length;
   if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates${selected.length > 0 ? ' and those that select this namespace' : ''}; at most ${MAX_GATES} in all` };
   const enforced = [...out.gates, ...out.httpGates, ...out.jobGates].some((g) => !out.dryRun.includes(g.name));

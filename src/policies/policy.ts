@@ -35,6 +35,12 @@ export interface GatePolicy {
    * where a StatefulSet names it.
    */
   scope?: PolicyScope;
+  /**
+   * spec.tenantScoped false (a ClusterRolloutGate only: the platform's own queries): with the
+   * controller's --prometheus-tenant-label, its queries go without the namespace, to
+   * --platform-prometheus-url (src/policies/merge.ts). Honoured for cluster policies only.
+   */
+  unscoped?: true;
 }
 
 /** MAX_POLICY_GATES bounds one policy's gates (the StatefulSet's own and its policies' count together too). */
@@ -121,6 +127,8 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
   }
   const scope = parseScope(s, problems);
   if (scope) out.scope = scope;
+  if (s.tenantScoped !== undefined && typeof s.tenantScoped !== 'boolean') problems.push('spec.tenantScoped: true or false');
+  else if (s.tenantScoped === false) out.unscoped = true;
   return problems.length > 0 ? problems : out;
 }
 

@@ -28,6 +28,15 @@ describe('checkEndpoints', () => {
     expect('check' in http && http.check.tenant).toBeUndefined();
   });
 
+  it('a ClusterRolloutGate\'s unscoped gates go to --platform-prometheus-url (or --prometheus-url), never to the StatefulSet\'s', () => {
+    const s = sts({ [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://team:9090' });
+    const cfg = { ...cfgOf(s), gates: [...cfgOf(s).gates, { name: 'cluster/infra/query.etcd', query: 'up{job="etcd"}' }], unscopedGates: ['cluster/infra/query.etcd'] };
+    const r = checkEndpoints(cfg, { sts: s, pods: [], nowMs: 0, defaultPrometheusUrl: 'http://proxy:8080', platformPrometheusUrl: 'http://prometheus:9090', tenantLabel: 'namespace' }, 'new');
+    expect('check' in r && r.check).toMatchObject({ prometheusUrl: 'http://team:9090', unscopedGates: ['cluster/infra/query.etcd'], platformPrometheusUrl: 'http://prometheus:9090', operatorGates: ['cluster/infra/query.etcd'], tenant: { label: 'namespace', value: 'ns' } });
+    const noUrl = checkEndpoints({ ...cfg, prometheusUrl: 'http://team:9090' }, { sts: s, pods: [], nowMs: 0 }, 'new');
+    expect('invalid' in noUrl && noUrl.invalid).toMatch(/tenantScoped: false go only to the controller's --platform-prometheus-url/);
+  });
+
   it.each<[string, Record<string, string>, Partial<PlanInput>, RegExp]>([
     ['no Prometheus URL anywhere', { [KEYS.query]: 'up' }, {}, /^no Prometheus URL/],
     ['a Prometheus URL off the allow-list', { [KEYS.query]: 'up', [KEYS.prometheusUrl]: 'http://evil:9090' }, { allowedPrometheusUrls: ['http://prom:9090'] }, /^Prometheus URL http:\/\/evil:9090 is not allowed/],

@@ -13,6 +13,11 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
   // A platform policy's Prometheus gates go to the operator's Prometheus (src/policies/merge.ts); only
   // the others need the StatefulSet's URL and may carry its Secret.
   const operator = new Set(cfg.operatorGates ?? []);
+  // The platform's unscoped queries (spec.tenantScoped: false) go to its own Prometheus, never the StatefulSet's.
+  const unscoped = new Set(cfg.unscopedGates ?? []);
+  const platformUrl = input.platformPrometheusUrl ?? input.defaultPrometheusUrl;
+  if (unscoped.size > 0 && !platformUrl) return { invalid: `gates ${[...unscoped].join(', ')} of a ClusterRolloutGate with tenantScoped: false go only to the controller's --platform-prometheus-url or --prometheus-url, and it has neither` };
+  for (const g of unscoped) operator.add(g);
   const queries = cfg.gates.filter((g) => !operator.has(g.name)).length + cfg.compareGates.filter((g) => !operator.has(g.name)).length;
   const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
   if (queries > 0 && !prometheusUrl) return { invalid: 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url' };
@@ -39,6 +44,7 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
       gates: cfg.gates,
       ...(prometheusUrl ? { prometheusUrl } : {}),
       ...(operator.size > 0 && input.defaultPrometheusUrl ? { operatorPrometheusUrl: input.defaultPrometheusUrl, operatorGates: [...operator] } : {}),
+      ...(unscoped.size > 0 ? { unscopedGates: [...unscoped], platformPrometheusUrl: platformUrl } : {}),
       ...(cfg.prometheusSecret ? { secretName: cfg.prometheusSecret } : {}),
       ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
       ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),

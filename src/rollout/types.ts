@@ -210,6 +210,10 @@ export interface CheckRequest {
   operatorPrometheusUrl?: string;
   /** Query and comparison gates (by name) of platform policies: sent to operatorPrometheusUrl, never with secretName's credentials. */
   operatorGates?: string[];
+  /** Gates of ClusterRolloutGates with spec.tenantScoped false: to platformPrometheusUrl, without the tenant or any Secret. */
+  unscopedGates?: string[];
+  /** --platform-prometheus-url (or --prometheus-url), for unscopedGates. */
+  platformPrometheusUrl?: string;
   gates: { name: string; query: string }[];
   /** Comparison gates: the same expression for the update revision's pods and for the old revision's. */
   compare?: CompareCheck[];
@@ -292,6 +296,8 @@ export interface PlanInput {
   minPeriodSeconds?: number;
   /** The controller's --prometheus-tenant-label: queries carry the namespace in this URL parameter. */
   tenantLabel?: string;
+  /** The controller's --platform-prometheus-url: where a ClusterRolloutGate's queries go when it says tenantScoped: false. */
+  platformPrometheusUrl?: string;
 }
 
 /** PlanResult is what to do now and when to look again. */

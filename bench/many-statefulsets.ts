@@ -8,7 +8,7 @@
 // Run it at two sizes (e.g. 30 and 300) to see what grows with the number of objects.
 // Reproduce: npm run e2e:up && npm run bench:many -- --statefulsets 300 --replicas 3 --rolling 10 --idle 60
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cpuSeconds, rssMb } from './proc.js';
@@ -16,7 +16,7 @@ import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
-  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false } },
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, 'heap-dir': { type: 'string' } },
 });
 const SMOKE = values.smoke === true;
 const S = SMOKE ? 4 : Number(values.statefulsets);
@@ -28,6 +28,10 @@ const IDLE_S = SMOKE ? 2 : Number(values.idle);
 // the bundles), alternated with them: both builds side by side on the same objects.
 const IDLE_RUNS = SMOKE ? 1 : Math.max(1, Number(values['idle-runs']));
 const MODULES = values.modules === true;
+// --heap-dir DIR: V8 heap snapshots of the controller idle with no StatefulSet of this run and idle
+// with all of them (npm run heap:summary -- --base ... --compare ... accounts for the difference), and
+// the memory figures beside each: RSS (anonymous and file-backed), V8's heap used and committed, external.
+const HEAP_DIR = values['heap-dir'] ? resolve(values['heap-dir']) : undefined;
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
 
@@ -145,8 +149,56 @@ async function idleSamples(first: number): Promise<{ shipped: number[]; modules:
   return out;
 }
 
+/** memoryFigures: the controller's /proc status and its own V8 figures (prom-client's default metrics), in MB. */
+async function memoryFigures(pid: number): Promise<string> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+  const text = await (await fetch(`${env.CONTROLLER_METRICS_URL}/metrics`)).text();
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
+  const f = (x: number) => x.toFixed(1);
+  return `RSS ${f(kb('VmRSS'))} MB (anonymous ${f(kb('RssAnon'))}, file ${f(kb('RssFile'))}); V8 heap used ${f(metric('nodejs_heap_size_used_bytes'))}, committed ${f(metric('nodejs_heap_size_total_bytes'))}; external ${f(metric('nodejs_external_memory_bytes'))} MB`;
+}
+
+/** heapSnapshot has the controller write a heap snapshot (SIGUSR2) into HEAP_DIR and returns its path once written. */
+async function heapSnapshot(pid: number, name: string): Promise<string> {
+  const dir = HEAP_DIR as string;
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  let file = '';
+  let size = -1;
+  for (let i = 0; i < 600; i++) {
+    await sleep(500);
+    file = readdirSync(dir).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')) ?? '';
+    if (!file) continue;
+    const now = statSync(resolve(dir, file)).size;
+    if (now > 0 && now === size) break;
+    size = now;
+  }
+  if (!file) throw new Error('no heap snapshot was written');
+  const to = resolve(dir, `${name}.heapsnapshot`);
+  renameSync(resolve(dir, file), to);
+  return to;
+}
+
+/** withSnapshots: the harness's controller command with V8's snapshot-on-signal, for HEAP_DIR. */
+function withSnapshots(shipped: string): string {
+  return shipped.replace(/(\S+\/dist\/bundle\/controller\.mjs)/, `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR} $1`);
+}
+
 async function main(): Promise<void> {
   if (!env.AUDIT_LOG) throw new Error('.e2e/env has no AUDIT_LOG: run npm run e2e:up');
+  const cmdFile = resolve(ROOT, '.e2e', 'cmd', 'controller');
+  const shippedCmd = readFileSync(cmdFile, 'utf8');
+  const snapshots: string[] = [];
+  if (HEAP_DIR) {
+    mkdirSync(HEAP_DIR, { recursive: true });
+    writeFileSync(cmdFile, withSnapshots(shippedCmd));
+    await coldStart();
+    await sleep(20_000);
+    const pid = controllerPid();
+    console.log(`controller idle with none of this run's StatefulSets, 20 s after start: ${await memoryFigures(pid)}`);
+    snapshots.push(await heapSnapshot(pid, 'idle-0'));
+  }
   const nodes = Math.max(3, Math.ceil((S * R + 100) / 100));
   execFileSync(env.KWOKCTL ?? 'kwokctl', ['--name', env.E2E_CLUSTER ?? 'phased-rollout-e2e', 'scale', 'node', '--replicas', String(nodes)], { env: { ...process.env, KWOK_WORKDIR: env.KWOK_WORKDIR }, stdio: ['ignore', 'pipe', 'pipe'] });
   await fetch(`${env.GATE_URL}/gates/bench`, { method: 'PUT', body: '1' });
@@ -172,6 +224,10 @@ async function main(): Promise<void> {
     for (let t = 0; t < IDLE_S; t++) {
       await sleep(1000);
       rssIdle = Math.max(rssIdle, rssMb(pid));
+    }
+    if (HEAP_DIR) {
+      console.log(`controller idle with ${S} StatefulSets x ${R} pods: ${await memoryFigures(pid)}`);
+      snapshots.push(await heapSnapshot(pid, `idle-${S}x${R}`));
     }
     const m1 = await scrape();
     const idleCpu = (cpuSeconds(pid) - c0) / IDLE_S;
@@ -206,8 +262,13 @@ async function main(): Promise<void> {
       const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} MB of ${xs.length} (${xs.map((x) => x.toFixed(0)).join(', ')})`;
       console.log(`idle RSS of fresh processes, highest over ${IDLE_S} s each: as shipped (bundle + hack/runtime.env) ${fmt(idle.shipped)}${MODULES ? `; modules (tsc's output, glibc's defaults) ${fmt(idle.modules)}; shipped / modules ${(median(idle.shipped) / median(idle.modules)).toFixed(2)}` : ''}`);
     }
-    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}`);
+    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}${HEAP_DIR ? ` --heap-dir ${values['heap-dir']}` : ''}`);
+    if (HEAP_DIR) console.log(`heap snapshots: ${snapshots.join(', ')}; compare: npm run heap:summary -- --base ${snapshots[0]} --compare ${snapshots[1]}`);
   } finally {
+    if (HEAP_DIR) {
+      writeFileSync(cmdFile, shippedCmd);
+      await coldStart();
+    }
     // --keep: the namespace stays for a closer look (delete it with kubectl when done).
     if (values.keep === true) console.log(`kept namespace ${ns}`);
     else kubectl(['delete', 'namespace', ns, '--wait=false']);

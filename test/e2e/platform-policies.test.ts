@@ -62,7 +62,7 @@ describe('an enforcing ClusterRolloutGate', () => {
     expect(created.stderr).toContain(`ClusterRolloutGate ${gate} enforces gated rollouts here`);
     const live = await sts.get();
     expect(live.metadata.annotations[KEYS.enabled]).toBe('true');
-    expect(live.spec.updateStrategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
+    expect(live.spec.updateStrategy).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });
     await eventually(async () => expect((await sts.get()).status.readyReplicas ?? 0).toBe(2), 30_000, 300);
 
     await setGate('plat', '0');

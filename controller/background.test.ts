@@ -62,6 +62,45 @@ describe('Background', () => {
     expect(bg.take('ns/a', 'ns', 't', () => w.p)).toEqual({ pending: 'running' });
   });
 
+  it('after a failure, the work is not started again before a backoff that doubles with each failure in a row', async () => {
+    const { bg, at } = setup();
+    let started = 0;
+    const failing = async () => {
+      started++;
+      throw new Error('forbidden');
+    };
+    bg.take('ns/a', 'ns', 't', failing);
+    await tick();
+    expect(() => bg.take('ns/a', 'ns', 't', failing)).toThrow('forbidden');
+    // Within 0.5 s: the same error, nothing started.
+    at(400);
+    expect(() => bg.take('ns/a', 'ns', 't', failing)).toThrow('forbidden');
+    expect(started).toBe(1);
+    at(600);
+    expect(bg.take('ns/a', 'ns', 't', failing)).toEqual({ pending: 'running' });
+    await tick();
+    expect(() => bg.take('ns/a', 'ns', 't', failing)).toThrow('forbidden');
+    // The second failure in a row: 1 s.
+    at(1500);
+    expect(() => bg.take('ns/a', 'ns', 't', failing)).toThrow('forbidden');
+    expect(started).toBe(2);
+    at(1700);
+    bg.take('ns/a', 'ns', 't', async () => 'ok');
+    await tick();
+    expect(bg.take('ns/a', 'ns', 't', failing)).toMatchObject({ value: 'ok' });
+  });
+
+  it("a check's result ages from its start: one asked long ago is measured again even if it ended just now", async () => {
+    let now = 0;
+    const bg = new Background<string>(new FairSlots({ total: 4, perTenant: 4 }), () => undefined, () => now, 'start');
+    const w = hand<string>();
+    bg.take('ns/a', 'ns', 't', () => w.p);
+    now = FRESH_MS + 5;
+    w.end('slow pass');
+    await tick();
+    expect(bg.take('ns/a', 'ns', 't', () => hand<string>().p)).toEqual({ pending: 'running' });
+  });
+
   it('throws a failed work to the reconcile that takes it', async () => {
     const { bg } = setup();
     const w = hand<string>();

@@ -40,11 +40,17 @@ export class Background<T> {
   // Work started and not yet ended (including work whose result will be dropped), for idle().
   private readonly inFlight = new Set<Promise<void>>();
 
+  // Failures in a row per key, and until when the work is not started again: a reconcile that starts
+  // work returns at once (a success to the queue), so the queue's own backoff never grows past its first step.
+  private readonly failures = new Map<string, { n: number; until: number; error: unknown }>();
+
   constructor(
     private readonly slots: FairSlots,
     /** Queues the key again: its work has ended. */
     private readonly wake: (key: string) => void,
     private readonly now: () => number = Date.now,
+    /** How a result's age is measured: from its start (a measurement: a check) or its end (a hook's outcome). */
+    private readonly ageFrom: 'start' | 'end' = 'end',
   ) {}
 
   /**
@@ -54,14 +60,22 @@ export class Background<T> {
    * reconcile that takes it, as if it had happened inline.
    */
   take(key: string, namespace: string, token: string, work: () => Promise<T>): Taken<T> {
+    const f = this.failures.get(key);
+    if (f && this.now() < f.until) throw f.error;
     const e = this.entries.get(key);
     // A result nobody took for long (the state left and came back to the same token) is measured again.
-    const stale = e?.state === 'done' && this.now() - (e.doneAtMs ?? 0) > FRESH_MS;
+    const stale = e?.state === 'done' && this.now() - ((this.ageFrom === 'start' ? e.startedAtMs : e.doneAtMs) ?? 0) > FRESH_MS;
     if (e && e.token === token && !stale) {
       if (e.state !== 'done') return { pending: e.state };
       this.entries.delete(key);
       const o = e.outcome as { value: T } | { error: unknown };
-      if ('error' in o) throw o.error;
+      if ('error' in o) {
+        // Not started again before a backoff that doubles with each failure in a row (0.5 s to 60 s).
+        const n = (f?.n ?? 0) + 1;
+        this.failures.set(key, { n, until: this.now() + Math.min(500 * 2 ** (n - 1), 60_000), error: o.error });
+        throw o.error;
+      }
+      this.failures.delete(key);
       return { value: o.value, startedAtMs: e.startedAtMs ?? 0, doneAtMs: e.doneAtMs ?? 0 };
     }
     if (e?.state === 'waiting') e.ticket?.cancel();
@@ -90,6 +104,7 @@ export class Background<T> {
 
   /** forget drops a key's work (its StatefulSet is gone or opted out); running work ends by itself. */
   forget(key: string): void {
+    this.failures.delete(key);
     const e = this.entries.get(key);
     if (e?.state === 'waiting') e.ticket?.cancel();
     this.entries.delete(key);

@@ -32,7 +32,7 @@ export const controllerSchema = {
   workers: { kind: 'int', default: '4', doc: 'StatefulSets reconciled in parallel (one key is never reconciled twice at once; gate checks and hooks run beside the workers, never in them)' },
   'max-checks-in-flight': { kind: 'int', default: '32', doc: 'gate checks and member hooks running at once, all namespaces together; more wait for a slot, namespaces in turn' },
   'max-checks-per-namespace': { kind: 'int', default: '4', doc: 'gate checks and member hooks of one namespace running at once: a namespace whose gates are slow waits for its own slots, never holding up another' },
-  'min-period-seconds': { kind: 'int', default: '1', doc: "floor of every StatefulSet's and gate policy's period-seconds (a shorter one is raised to it; a check never starts again sooner than this after the last one ended)" },
+  'min-period-seconds': { kind: 'int', default: '1', doc: "floor of every StatefulSet's and gate policy's period-seconds (a shorter one is raised to it; a check never starts sooner than this after the last one started, nor before it ended)" },
   'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight reconciles' },
   'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
 } as const satisfies Schema;

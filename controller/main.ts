@@ -46,8 +46,9 @@ async function main(): Promise<void> {
     log.fatal({}, "--prometheus-tenant-label needs --allowed-prometheus-urls (the proxy's URL): otherwise a StatefulSet can send its queries to a Prometheus without the proxy");
     process.exit(2);
   }
-  if (c['prometheus-tenant-label'] && !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(c['prometheus-tenant-label'])) {
-    log.fatal({ label: c['prometheus-tenant-label'] }, '--prometheus-tenant-label must be a Prometheus label name');
+  // A label name, and not one of the query API's own parameters (it would replace the query or its time).
+  if (c['prometheus-tenant-label'] && (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(c['prometheus-tenant-label']) || ['query', 'time', 'timeout', 'limit'].includes(c['prometheus-tenant-label']))) {
+    log.fatal({ label: c['prometheus-tenant-label'] }, '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit');
     process.exit(2);
   }
 

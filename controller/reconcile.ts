@@ -32,6 +32,9 @@ import { FairSlots } from '../src/runtime/fair-slots.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { HookOutcome } from '../src/rollout/hooks.js';
 
+/** How long shutdown waits for checks and hooks under way. */
+const STOP_WAIT_MS = 1000;
+
 /** How often a check whose Job gate's Job still runs looks again. */
 const JOB_POLL_MS = 2000;
 
@@ -129,7 +132,8 @@ export class Reconciler {
     this.writer = new Writer(d, this.written);
     const slots = d.slots ?? new FairSlots(DEFAULT_SLOTS);
     const wake = (key: string) => d.wake?.(key);
-    this.checks = new Background(slots, wake, () => (d.now ?? Date.now)());
+    // A check's verdict is a measurement: its age counts from when it was asked.
+    this.checks = new Background(slots, wake, () => (d.now ?? Date.now)(), 'start');
     this.hooks = new Background(slots, wake, () => (d.now ?? Date.now)());
   }
 
@@ -138,11 +142,14 @@ export class Reconciler {
     await Promise.all([this.checks.idle(), this.hooks.idle()]);
   }
 
-  /** stop drops the work still waiting for a slot and waits for the work under way (shutdown). */
+  /**
+   * stop drops the work still waiting for a slot (shutdown). The work under way is given a second at
+   * most: a check can take longer than the shutdown timeout, and its verdict would not be taken anyway.
+   */
   async stop(): Promise<void> {
     this.checks.dropWaiting();
     this.hooks.dropWaiting();
-    await this.idle();
+    await Promise.race([this.idle(), new Promise((r) => setTimeout(r, STOP_WAIT_MS).unref())]);
   }
 
   /** reconcile handles one key and returns when to look again. */
@@ -258,7 +265,9 @@ export class Reconciler {
     let outcomes: HookOutcome[] | undefined;
     if (first.hooks && !checked) {
       const req = first.hooks;
-      const got = this.hooks.take(key, namespace, tokenOf(first.memory?.step, first.memory?.podsKey, req), () => runHooks({ ...this.d, log, write: () => this.writer.writeOptions() }, target, req, now()));
+      // Keyed by the run (pod UID, revision, partition, direction), which the planner judges its outcome
+      // by: a pod flapping while an HTTP hook is in flight must not start the same POST a second time.
+      const got = this.hooks.take(key, namespace, tokenOf(req.runs[0]?.key, req.bounded), () => runHooks({ ...this.d, log, write: () => this.writer.writeOptions() }, target, req, now()));
       // Under way: as with a check, nothing is decided until it ends (its end wakes this key).
       if ('pending' in got) {
         if (first.memory) this.memory.set(key, first.memory);

@@ -33,6 +33,8 @@ describe('checkEndpoints', () => {
     const cfg = { ...cfgOf(s), gates: [...cfgOf(s).gates, { name: 'cluster/infra/query.etcd', query: 'up{job="etcd"}' }], unscopedGates: ['cluster/infra/query.etcd'] };
     const r = checkEndpoints(cfg, { sts: s, pods: [], nowMs: 0, defaultPrometheusUrl: 'http://proxy:8080', platformPrometheusUrl: 'http://prometheus:9090', tenantLabel: 'namespace' }, 'new');
     expect('check' in r && r.check).toMatchObject({ prometheusUrl: 'http://team:9090', unscopedGates: ['cluster/infra/query.etcd'], platformPrometheusUrl: 'http://prometheus:9090', operatorGates: ['cluster/infra/query.etcd'], tenant: { label: 'namespace', value: 'ns' } });
+    const proxied = checkEndpoints(cfg, { sts: s, pods: [], nowMs: 0, defaultPrometheusUrl: 'http://proxy:8080', tenantLabel: 'namespace' }, 'new');
+    expect('invalid' in proxied && proxied.invalid).toMatch(/set the controller's --platform-prometheus-url/);
     const noUrl = checkEndpoints({ ...cfg, prometheusUrl: 'http://team:9090' }, { sts: s, pods: [], nowMs: 0 }, 'new');
     expect('invalid' in noUrl && noUrl.invalid).toMatch(/tenantScoped: false go only to the controller's --platform-prometheus-url/);
   });

@@ -16,6 +16,7 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
   // The platform's unscoped queries (spec.tenantScoped: false) go to its own Prometheus, never the StatefulSet's.
   const unscoped = new Set(cfg.unscopedGates ?? []);
   const platformUrl = input.platformPrometheusUrl ?? input.defaultPrometheusUrl;
+  if (unscoped.size > 0 && input.tenantLabel && !input.platformPrometheusUrl) return { invalid: `gates ${[...unscoped].join(', ')} of a ClusterRolloutGate with tenantScoped: false go without the tenant, which the Prometheus of --prometheus-url behind prom-label-proxy refuses: set the controller's --platform-prometheus-url` };
   if (unscoped.size > 0 && !platformUrl) return { invalid: `gates ${[...unscoped].join(', ')} of a ClusterRolloutGate with tenantScoped: false go only to the controller's --platform-prometheus-url or --prometheus-url, and it has neither` };
   for (const g of unscoped) operator.add(g);
   const queries = cfg.gates.filter((g) => !operator.has(g.name)).length + cfg.compareGates.filter((g) => !operator.has(g.name)).length;

@@ -91,7 +91,8 @@ export function plan(given0: PlanInput): PlanResult {
     else cfg = merged;
   }
   // The operator's floor (--min-period-seconds): on a shared controller no StatefulSet makes the shared
-  // Prometheus its loop. A check is due a period after the last one ended, so a slow one never stacks.
+  // Prometheus its loop. A check is due a period after the last one was asked, and never while one runs
+  // (controller/background.ts), so a slow one never stacks.
   if (input.minPeriodSeconds && cfg.periodSeconds < input.minPeriodSeconds) cfg = { ...cfg, periodSeconds: input.minPeriodSeconds };
   // Where the checks go, held to the controller's allow-lists (src/rollout/endpoints.ts).
   const endpoints = checkEndpoints(cfg, input, revision);

@@ -73,7 +73,7 @@ export class FairSlots {
         continue;
       }
       if ((this.byTenant.get(tenant) ?? 0) >= this.limits.perTenant) {
-        // At its bound: keeps its place in the order, and the scan moves on to the next tenant.
+        // At its bound: to the back of the order, and the scan moves on to the next tenant.
         this.waiting.set(tenant, q);
         this.turns.push(tenant);
         scanned++;

@@ -46,7 +46,7 @@ describe('decide under an enforcing ClusterRolloutGate', () => {
     const d = decide(r, opts, ENFORCED);
     expect(d).toMatchObject({ type: 'patch', row: 7 });
     expect(after(r, d)).toMatchObject({ metadata: { annotations: { [KEYS.enabled]: 'true' } }, ...pinned });
-    expect(d.type !== 'deny' && d.warnings).toEqual([expect.stringContaining('partition pinned to 3'), `phased-rollout: ${KEYS.enabled}: "true" set: ClusterRolloutGate audit enforces gated rollouts here`]);
+    expect(d.type !== 'deny' && d.warnings).toEqual([expect.stringContaining('partition pinned to 3'), 'phased-rollout: opted in by ClusterRolloutGate audit, which enforces gated rollouts here']);
     for (const w of d.type !== 'deny' ? d.warnings : []) expect(w.length).toBeLessThanOrEqual(MAX_WARNING_LENGTH);
   });
 

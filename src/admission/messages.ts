@@ -87,4 +87,5 @@ export const enforcedRefusal = (obj: string, policy: string, what: string): stri
 
 /** enforcedOptIn is the warning when the webhook adds phased-rollout.io/enabled under an enforcing policy. */
 export const enforcedOptIn = (policy: string): string =>
-  warning(`phased-rollout: ${KEYS.enabled}: "true" set: ClusterRolloutGate ${policy} enforces gated rollouts here`);
+  // The policy's name first: a warning is clipped to MAX_WARNING_LENGTH (the API server's advice).
+  warning(`phased-rollout: opted in by ClusterRolloutGate ${policy}, which enforces gated rollouts here`);

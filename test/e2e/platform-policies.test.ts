@@ -59,7 +59,8 @@ describe('an enforcing ClusterRolloutGate', () => {
     // The team names a Prometheus that answers nothing: the policy's gate is not asked there.
     const sts = new Rollout(ns, 'plat', 2, { [KEYS.prometheusUrl]: 'http://127.0.0.1:9' });
     const created = await kubectlOk(['apply', '-f', '-'], sts.manifest);
-    expect(created.stderr).toContain(`ClusterRolloutGate ${gate} enforces gated rollouts here`);
+    // A warning is clipped to 120 characters (the API server's advice): the policy's name comes first.
+    expect(created.stderr).toContain(`phased-rollout: opted in by ClusterRolloutGate ${gate}`);
     const live = await sts.get();
     expect(live.metadata.annotations[KEYS.enabled]).toBe('true');
     expect(live.spec.updateStrategy).toMatchObject({ type: 'RollingUpdate', rollingUpdate: { partition: 2 } });

@@ -1,4 +1,4 @@
-// The built controller process refuses leader-election timings that would let two replicas act at once.
+// The built controller process refuses settings that would make it unsafe: leader-election timings that would let two replicas act at once, and tenancy that a StatefulSet could step around.
 import { shipped, start } from '../support/process.js';
 
 describe('phased-rollout-controller start-up', () => {
@@ -10,5 +10,18 @@ describe('phased-rollout-controller start-up', () => {
     const { code } = await c.exited;
     expect(code).toBe(2);
     expect(c.lines()).toEqual([expect.objectContaining({ level: 'fatal', msg: 'unsafe leader election timings', reason })]);
+  });
+});
+
+describe('phased-rollout-controller start-up: tenancy', () => {
+  it.each([
+    [['--prometheus-tenant-label', 'namespace'], "--prometheus-tenant-label needs --allowed-prometheus-urls (the proxy's URL): otherwise a StatefulSet can send its queries to a Prometheus without the proxy"],
+    [['--prometheus-tenant-label', 'query', '--allowed-prometheus-urls', 'http://proxy:8080'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
+    [['--prometheus-tenant-label', 'name-space', '--allowed-prometheus-urls', 'http://proxy:8080'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
+  ])('exits 2 on %j, saying why', async (flags, msg) => {
+    const c = start(shipped('controller'), ['--kubeconfig', '/nonexistent', ...flags]);
+    const { code } = await c.exited;
+    expect(code).toBe(2);
+    expect(c.lines()).toEqual([expect.objectContaining({ level: 'fatal', msg })]);
   });
 });

@@ -230,6 +230,8 @@ export class Reconciler {
     // Checks and hooks run in the background (controller/background.ts): this reconcile takes a result
     // that is ready for exactly this state, or starts the work and goes on with what it has.
     let checked = false;
+    // A verdict was taken: the plan is made again with it.
+    let verdict = false;
     let waitMs: number | undefined;
     // A state that asks for no check (paused, a pod down, a hold) drops the one under way: its verdict
     // would be taken after the state came back, measured while it was away (as the check it replaced).
@@ -257,6 +259,7 @@ export class Reconciler {
         // Counted when it was measured (Prometheus evaluates a query when it is asked): the next check
         // is due a period after this one's start, so checks are a period apart however long each takes.
         memory = recordCheck(before, got.value, got.startedAtMs);
+        verdict = true;
         log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: before.step }, 'gate checked');
       }
       checked = true;
@@ -278,15 +281,15 @@ export class Reconciler {
     }
     // Grouped: decide and write under the group's lock, on a snapshot taken inside it.
     // Otherwise the first plan stands unless a result came in (nothing was awaited since the snapshot).
-    const fresh = !(checked && memory !== first.memory) && !outcomes;
-    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, fresh ? first : undefined, outcomes);
+    const replan = verdict || outcomes !== undefined;
+    const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, replan ? undefined : first, outcomes);
     return waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
   }
 
   /**
-   * decide plans on the freshest caches and applies the result. After a gate check (which may have
-   * taken seconds), and always for a member of a group, the caches are read again first: a new
-   * revision, a gate edit, a pod going down or another member's step meanwhile drops the verdict.
+   * decide plans on the freshest caches and applies the result. With a check's verdict or a hook's
+   * outcome, and always for a member of a group (its lock may have been awaited), the caches are read
+   * again first: a new revision, a gate edit, a pod going down or another member's step drops the verdict.
    * `planned` is a plan already made on `snap` (nothing awaited since), reused as it is.
    */
   private async decide(key: string, snap: Snapshot, memory: Memory | undefined, checked: boolean, target: EventTarget, log: Logger, planned?: PlanResult, hookOutcomes?: HookOutcome[]): Promise<number | undefined> {

@@ -9,7 +9,7 @@ import { EventRecorder } from '../src/k8s/events.js';
 import { resilientInformer } from '../src/k8s/informer.js';
 import { LeaderElector, leaderTimingProblem } from '../src/k8s/leader.js';
 import { selectorMatches } from '../src/k8s/selector.js';
-import { ownerStatefulSet, slimPod } from '../src/k8s/view.js';
+import { ownerStatefulSet, slimPod, slimStatefulSet } from '../src/k8s/view.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { controllerMetrics, createRegistry } from '../src/runtime/metrics.js';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
       // grouped StatefulSets pay for the scan of their namespace.
       for (const peer of groupPeers((namespace) => statefulSets.list(namespace), s)) enqueue(peer);
     },
-    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }), pageSize: LIST_PAGE },
+    { onWatch: () => metrics.kubeRequests.inc({ verb: 'watch', resource: 'statefulsets' }), pageSize: LIST_PAGE, slim: slimStatefulSet },
   );
   // Only pods that belong to a StatefulSet or DaemonSet carry controller-revision-hash: the label
   // selector keeps every other pod of the cluster out of this cache.

@@ -10,7 +10,7 @@ import { apiErrorCode } from '../src/k8s/errors.js';
 import type { EventTarget } from '../src/k8s/events.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { templateOf } from '../src/k8s/revisions.js';
-import { podView } from '../src/k8s/view.js';
+import { podView, slimStatefulSet } from '../src/k8s/view.js';
 import { notificationsOf } from '../src/rollout/notify.js';
 import type { Action, PlanResult, PodConfirm, RolloutStatus } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -25,9 +25,10 @@ export class Writer {
     private readonly written: Map<string, V1StatefulSet>,
   ) {}
 
-  /** remember keeps our last write's result for read-your-writes, without its managedFields (as the caches). */
+  /** remember keeps our last write's result for read-your-writes, trimmed as the cache trims it. */
   private remember(key: string, sts: V1StatefulSet): void {
     if (sts.metadata?.managedFields) delete sts.metadata.managedFields;
+    slimStatefulSet(sts);
     this.written.set(key, sts);
   }
 

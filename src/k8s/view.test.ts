@@ -1,5 +1,5 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { ownerStatefulSet, podView, slimPod, statefulSetView } from './view.js';
+import { ownerStatefulSet, podView, slimPod, slimStatefulSet, statefulSetView } from './view.js';
 
 const pod = (name: string, o: { ready?: boolean; phase?: string; since?: Date | string; deleting?: boolean; rev?: string } = {}): V1Pod => ({
   metadata: {
@@ -51,5 +51,45 @@ describe('slimPod', () => {
     });
     expect(podView(pod, 'db', 0)).toEqual(before);
     expect(ownerStatefulSet(pod)).toBe('db');
+  });
+});
+
+describe('slimStatefulSet', () => {
+  const full = () =>
+    ({
+      metadata: { name: 'db', namespace: 'ns', uid: 'u', generation: 3, resourceVersion: '9', labels: { app: 'db' }, annotations: { 'phased-rollout.io/enabled': 'true', 'kubectl.kubernetes.io/last-applied-configuration': '{"big":"' + 'x'.repeat(1000) + '"}', team: 'a' } },
+      spec: {
+        replicas: 3,
+        serviceName: 'db',
+        podManagementPolicy: 'Parallel',
+        minReadySeconds: 5,
+        ordinals: { start: 2 },
+        selector: { matchLabels: { app: 'db' } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 3, maxUnavailable: '50%' } },
+        template: { metadata: { labels: { app: 'db', tier: 'data' }, annotations: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } },
+        volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'] } }],
+      },
+      status: { replicas: 3, readyReplicas: 3, updatedReplicas: 1, observedGeneration: 3, currentRevision: 'r1', updateRevision: 'r2' },
+    }) as unknown as V1StatefulSet;
+
+  it('keeps what the view and the budgets read, drops the pod spec, the claims and the last-applied copy', () => {
+    const s = full();
+    const before = statefulSetView(s);
+    slimStatefulSet(s);
+    expect(s.spec?.template).toEqual({ metadata: { labels: { app: 'db', tier: 'data' } } });
+    expect(s.spec?.volumeClaimTemplates).toBeUndefined();
+    expect(s.metadata?.annotations).toEqual({ 'phased-rollout.io/enabled': 'true', team: 'a' });
+    expect(s.status).toEqual(full().status);
+    expect(statefulSetView(s)).toEqual({ ...before, annotations: { 'phased-rollout.io/enabled': 'true', team: 'a' } });
+    expect(s.spec?.selector).toEqual({ matchLabels: { app: 'db' } });
+  });
+
+  it('copes with a StatefulSet without a spec, a template or labels', () => {
+    const bare = { metadata: { name: 'x' } } as V1StatefulSet;
+    slimStatefulSet(bare);
+    expect(bare).toEqual({ metadata: { name: 'x' } });
+    const noLabels = { metadata: { name: 'x' }, spec: { template: { spec: {} } } } as unknown as V1StatefulSet;
+    slimStatefulSet(noLabels);
+    expect(noLabels.spec?.template).toEqual({});
   });
 });

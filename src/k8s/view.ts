@@ -99,6 +99,27 @@ export function slimPod(p: V1Pod): void {
   }
 }
 
+/** kubectl's client-side apply (and Argo CD's, by default) keeps a copy of the whole applied object here. */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * slimStatefulSet trims a cached StatefulSet, in place, to what the controller reads of it: the pod
+ * template's labels (the PodDisruptionBudgets' selectors) but not its pod spec, no volume claim
+ * templates, no last-applied copy of the object. client-node turns each of those into typed model
+ * objects with a slot for every field of the API (a container alone has ~25), ~20 KB per StatefulSet
+ * in the heap (docs/benchmarks.md, section 7). Writes never send a cached object back: a step is a JSON
+ * Patch of the fields it changes, and a rollback reads the template from its ControllerRevision.
+ */
+export function slimStatefulSet(s: V1StatefulSet): void {
+  const a = s.metadata?.annotations;
+  if (a && LAST_APPLIED in a) delete a[LAST_APPLIED];
+  const spec = s.spec;
+  if (!spec) return;
+  delete spec.volumeClaimTemplates;
+  const labels = spec.template?.metadata?.labels;
+  spec.template = labels ? { metadata: { labels } } : {};
+}
+
 /** slimNamespace trims a cached Namespace to its name and labels: the selection reads nothing else, and a cluster has thousands. */
 export function slimNamespace(n: V1Namespace): void {
   const m = n.metadata ?? {};

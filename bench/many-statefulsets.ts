@@ -16,12 +16,12 @@ import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
-  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, 'heap-dir': { type: 'string' } },
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, 'heap-dir': { type: 'string' }, 'compare-node-args': { type: 'string' } },
 });
 const SMOKE = values.smoke === true;
 const S = SMOKE ? 4 : Number(values.statefulsets);
 const R = SMOKE ? 2 : Number(values.replicas);
-const K = SMOKE ? 2 : Math.min(Number(values.rolling), S);
+const K = SMOKE ? 2 : Math.min(Number(values.rolling), values['compare-node-args'] ? Math.floor(S / 2) : S);
 const IDLE_S = SMOKE ? 2 : Number(values.idle);
 // --idle-runs N: the idle RSS of N fresh controller processes (the median is the figure), and with
 // --modules as many of tsc's output importing node_modules without hack/runtime.env (what shipped before
@@ -32,6 +32,11 @@ const MODULES = values.modules === true;
 // with all of them (npm run heap:summary -- --base ... --compare ... accounts for the difference), and
 // the memory figures beside each: RSS (anonymous and file-backed), V8's heap used and committed, external.
 const HEAP_DIR = values['heap-dir'] ? resolve(values['heap-dir']) : undefined;
+// --compare-node-args "FLAGS": the same controller with these Node.js flags in place of the shipped ones
+// (the chart's controller.nodeArgs), side by side: a second group of K StatefulSets rolls under it after
+// the first rolled as shipped, and the idle runs alternate the two. What a V8 flag saves in memory and
+// costs in CPU and reaction, measured in one run on the same objects.
+const ALT_ARGS = values['compare-node-args'];
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
 
@@ -125,22 +130,29 @@ function modulesCommand(shipped: string): string {
   return shipped.replace(/^env (?:\S+=\S* )+/, '').replace('/dist/bundle/controller.mjs', '/dist/controller/main.js');
 }
 
-/** idleSamples measures IDLE_RUNS fresh processes as shipped (beyond `first`) and, with --modules, as many of the modules build. */
-async function idleSamples(first: number): Promise<{ shipped: number[]; modules: number[] }> {
+/** altCommand is the harness's controller command with ALT_ARGS for the shipped Node.js flags (those between node and the bundle). */
+function altCommand(shipped: string): string {
+  return shipped.replace(/(\S*node) ((?:--\S+ )*)(\S+\/dist\/bundle\/controller\.mjs)/, `$1 ${ALT_ARGS} $3`);
+}
+
+/** idleSamples measures IDLE_RUNS fresh processes as shipped (beyond `first`) and as many of each variant asked for (--modules, --compare-node-args), alternated. */
+async function idleSamples(first: number): Promise<{ shipped: number[]; modules: number[]; alt: number[] }> {
   const file = resolve(ROOT, '.e2e', 'cmd', 'controller');
   const shipped = readFileSync(file, 'utf8');
-  const out = { shipped: [first], modules: [] as number[] };
+  const out = { shipped: [first], modules: [] as number[], alt: [] as number[] };
+  const variant = async (cmd: string, into: number[]) => {
+    writeFileSync(file, cmd);
+    try {
+      into.push(await idlePeak());
+    } finally {
+      writeFileSync(file, shipped);
+    }
+  };
   try {
     for (let i = 0; i < IDLE_RUNS; i++) {
       if (i > 0) out.shipped.push(await idlePeak());
-      if (MODULES) {
-        writeFileSync(file, modulesCommand(shipped));
-        try {
-          out.modules.push(await idlePeak());
-        } finally {
-          writeFileSync(file, shipped);
-        }
-      }
+      if (MODULES) await variant(modulesCommand(shipped), out.modules);
+      if (ALT_ARGS) await variant(altCommand(shipped), out.alt);
     }
   } finally {
     writeFileSync(file, shipped);
@@ -183,6 +195,38 @@ async function heapSnapshot(pid: number, name: string): Promise<string> {
 /** withSnapshots: the harness's controller command with V8's snapshot-on-signal, for HEAP_DIR. */
 function withSnapshots(shipped: string): string {
   return shipped.replace(/(\S+\/dist\/bundle\/controller\.mjs)/, `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${HEAP_DIR} $1`);
+}
+
+/** What one group of K rolling StatefulSets measured. */
+interface RollFigures {
+  lat: number[];
+  line: string;
+}
+
+/** rollGroup rolls s[from, from+K) to a new image under the controller `pid` and measures it (m1: its counters just before). */
+async function rollGroup(ns: string, pid: number, from: number, m1: Awaited<ReturnType<typeof scrape>>): Promise<RollFigures> {
+  const audit = env.AUDIT_LOG as string; // main() checked it
+  const mark = auditMark(audit);
+  const rolling = new Set(Array.from({ length: K }, (_, i) => `s${from + i}`));
+  const c1 = cpuSeconds(pid);
+  const r0 = Date.now();
+  applyAll(ns, from, from + K, 'app:2');
+  let rssRoll = 0;
+  await waitFor(() => {
+    rssRoll = Math.max(rssRoll, rssMb(pid));
+    return settled(ns, ['Completed'], rolling) === K;
+  }, 30 * 60_000, `${K} rollouts Completed`);
+  const rollSeconds = (Date.now() - r0) / 1000;
+  const rollCpu = (cpuSeconds(pid) - c1) / rollSeconds;
+  const m2 = await scrape();
+  await sleep(1500); // the audit backend flushes
+  const lat = reactions(auditSince(audit, mark, ns), [...rolling], R);
+  const rollRequests = delta(m1.requests, m2.requests).filter(([k]) => !k.startsWith('watch '));
+  const steps = K * R; // R partition decrements per rollout (the re-pin is not a step)
+  const perStep = rollRequests.reduce((n, [, v]) => n + v, 0) / steps;
+  const meanReconcileMs = ((m2.reconcileSum - m1.reconcileSum) / Math.max(1, m2.reconcileCount - m1.reconcileCount)) * 1000;
+  const line = `(${rollSeconds.toFixed(0)} s): reaction p50 ${pct(lat, 0.5)} ms, p99 ${pct(lat, 0.99)} ms, max ${Math.max(...lat)} ms (n=${lat.length}); API requests per step ${perStep.toFixed(2)} (${rollRequests.map(([k, v]) => `${k} ${v}`).join(', ')}); mean reconcile ${meanReconcileMs.toFixed(2)} ms; CPU ${(rollCpu * 100).toFixed(1)}%; peak RSS ${rssRoll.toFixed(0)} MB`;
+  return { lat, line };
 }
 
 async function main(): Promise<void> {
@@ -233,36 +277,32 @@ async function main(): Promise<void> {
     const idleCpu = (cpuSeconds(pid) - c0) / IDLE_S;
     const idleRequests = delta(m0.requests, m1.requests);
 
-    const mark = auditMark(env.AUDIT_LOG);
-    const rolling = new Set(Array.from({ length: K }, (_, i) => `s${i}`));
-    const c1 = cpuSeconds(pid);
-    const r0 = Date.now();
-    applyAll(ns, 0, K, 'app:2');
-    let rssRoll = 0;
-    await waitFor(() => {
-      rssRoll = Math.max(rssRoll, rssMb(pid));
-      return settled(ns, ['Completed'], rolling) === K;
-    }, 30 * 60_000, `${K} rollouts Completed`);
-    const rollSeconds = (Date.now() - r0) / 1000;
-    const rollCpu = (cpuSeconds(pid) - c1) / rollSeconds;
-    const m2 = await scrape();
-    await sleep(1500); // the audit backend flushes
-    const lat = reactions(auditSince(env.AUDIT_LOG, mark, ns), [...rolling], R);
-    const rollRequests = delta(m1.requests, m2.requests).filter(([k]) => !k.startsWith('watch '));
-    const steps = K * R; // R partition decrements per rollout (the re-pin is not a step)
-    const perStep = rollRequests.reduce((n, [, v]) => n + v, 0) / steps;
-    const meanReconcileMs = ((m2.reconcileSum - m1.reconcileSum) / Math.max(1, m2.reconcileCount - m1.reconcileCount)) * 1000;
+    const shippedRoll = await rollGroup(ns, pid, 0, m1);
+    // The variant: a fresh process with the other flags (idle as long as the first), then the next K roll.
+    let altRoll: RollFigures | undefined;
+    if (ALT_ARGS) {
+      writeFileSync(cmdFile, altCommand(shippedCmd));
+      try {
+        await coldStart();
+        await sleep(5000 + IDLE_S * 1000);
+        altRoll = await rollGroup(ns, controllerPid(), K, await scrape());
+      } finally {
+        writeFileSync(cmdFile, shippedCmd);
+        await coldStart();
+      }
+    }
 
     console.log(`idle ${IDLE_S} s: API requests beyond the watches: ${idleRequests.filter(([k]) => !k.startsWith('watch ')).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}; watch (re)starts: ${idleRequests.filter(([k]) => k.startsWith('watch ')).reduce((n, [, v]) => n + v, 0)}; CPU ${(idleCpu * 100).toFixed(1)}% of a core; RSS ${rssIdle.toFixed(0)} MB`);
-    console.log(`${K} rolling at once (${rollSeconds.toFixed(0)} s): reaction p50 ${pct(lat, 0.5)} ms, p99 ${pct(lat, 0.99)} ms, max ${Math.max(...lat)} ms (n=${lat.length}); API requests per step ${perStep.toFixed(2)} (${rollRequests.map(([k, v]) => `${k} ${v}`).join(', ')}); mean reconcile ${meanReconcileMs.toFixed(2)} ms; CPU ${(rollCpu * 100).toFixed(1)}%; peak RSS ${rssRoll.toFixed(0)} MB`);
+    console.log(`${K} rolling at once${ALT_ARGS ? ', as shipped' : ''} ${shippedRoll.line}`);
+    if (altRoll) console.log(`${K} more rolling at once, with ${ALT_ARGS} ${altRoll.line}`);
     console.log(`cold start with ${S} StatefulSets and ${S * R} pods: process start -> /readyz ${cold} ms; RSS 5 s later ${rssAfterStart.toFixed(0)} MB`);
-    console.log(`reaction median ${median(lat)} ms`);
-    if (IDLE_RUNS > 1 || MODULES) {
+    console.log(`reaction median ${median(shippedRoll.lat)} ms${altRoll ? `; with ${ALT_ARGS} ${median(altRoll.lat)} ms` : ''}`);
+    if (IDLE_RUNS > 1 || MODULES || ALT_ARGS) {
       const idle = await idleSamples(rssIdle);
       const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} MB of ${xs.length} (${xs.map((x) => x.toFixed(0)).join(', ')})`;
-      console.log(`idle RSS of fresh processes, highest over ${IDLE_S} s each: as shipped (bundle + hack/runtime.env) ${fmt(idle.shipped)}${MODULES ? `; modules (tsc's output, glibc's defaults) ${fmt(idle.modules)}; shipped / modules ${(median(idle.shipped) / median(idle.modules)).toFixed(2)}` : ''}`);
+      console.log(`idle RSS of fresh processes, highest over ${IDLE_S} s each: as shipped (bundle + hack/runtime.env) ${fmt(idle.shipped)}${MODULES ? `; modules (tsc's output, glibc's defaults) ${fmt(idle.modules)}; shipped / modules ${(median(idle.shipped) / median(idle.modules)).toFixed(2)}` : ''}${ALT_ARGS ? `; with ${ALT_ARGS} ${fmt(idle.alt)}; that / shipped ${(median(idle.alt) / median(idle.shipped)).toFixed(2)}` : ''}`);
     }
-    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}${HEAP_DIR ? ` --heap-dir ${values['heap-dir']}` : ''}`);
+    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}${ALT_ARGS ? ` --compare-node-args '${ALT_ARGS}'` : ''}${HEAP_DIR ? ` --heap-dir ${values['heap-dir']}` : ''}`);
     if (HEAP_DIR) console.log(`heap snapshots: ${snapshots.join(', ')}; compare: npm run heap:summary -- --base ${snapshots[0]} --compare ${snapshots[1]}`);
   } finally {
     if (HEAP_DIR) {

@@ -11,12 +11,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { peersIdle } from './many-peers.js';
 import { cpuSeconds, rssMb } from './proc.js';
 import { auditMark } from '../test/support/audit-files.js';
 import { auditSince, e2eEnv, kubectl as kubectlIn, median, reactions, ROOT, sleep, waitFor } from './e2e-env.js';
 
 const { values } = parseArgs({
-  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, 'heap-dir': { type: 'string' }, 'compare-node-args': { type: 'string' } },
+  options: { statefulsets: { type: 'string', default: '300' }, replicas: { type: 'string', default: '3' }, rolling: { type: 'string', default: '10' }, idle: { type: 'string', default: '60' }, 'idle-runs': { type: 'string', default: '1' }, modules: { type: 'boolean', default: false }, keep: { type: 'boolean', default: false }, smoke: { type: 'boolean', default: false }, 'heap-dir': { type: 'string' }, 'compare-node-args': { type: 'string' }, peers: { type: 'string' } },
 });
 const SMOKE = values.smoke === true;
 const S = SMOKE ? 4 : Number(values.statefulsets);
@@ -32,11 +33,13 @@ const MODULES = values.modules === true;
 // with all of them (npm run heap:summary -- --base ... --compare ... accounts for the difference), and
 // the memory figures beside each: RSS (anonymous and file-backed), V8's heap used and committed, external.
 const HEAP_DIR = values['heap-dir'] ? resolve(values['heap-dir']) : undefined;
-// --compare-node-args "FLAGS": the same controller with these Node.js flags in place of the shipped ones
-// (the chart's controller.nodeArgs), side by side: a second group of K StatefulSets rolls under it after
-// the first rolled as shipped, and the idle runs alternate the two. What a V8 flag saves in memory and
+// --compare-node-args="FLAGS" ("=": the value starts with dashes): the same controller with these
+// Node.js flags in place of the shipped ones (the chart's controller.nodeArgs), side by side: a second
+// group of K StatefulSets rolls under it after the first rolled as shipped, and the idle runs alternate. What a V8 flag saves in memory and
 // costs in CPU and reaction, measured in one run on the same objects.
 const ALT_ARGS = values['compare-node-args'];
+// --peers sts-phased,ro-5s: each peer then idles on the same objects (bench/many-peers.ts).
+const PEERS = values.peers ? values.peers.split(',').filter(Boolean) : [];
 const env = e2eEnv();
 const kubectl = (args: string[], input?: string) => kubectlIn(env, args, input);
 
@@ -302,7 +305,11 @@ async function main(): Promise<void> {
       const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} MB of ${xs.length} (${xs.map((x) => x.toFixed(0)).join(', ')})`;
       console.log(`idle RSS of fresh processes, highest over ${IDLE_S} s each: as shipped (bundle + hack/runtime.env) ${fmt(idle.shipped)}${MODULES ? `; modules (tsc's output, glibc's defaults) ${fmt(idle.modules)}; shipped / modules ${(median(idle.shipped) / median(idle.modules)).toFixed(2)}` : ''}${ALT_ARGS ? `; with ${ALT_ARGS} ${fmt(idle.alt)}; that / shipped ${(median(idle.alt) / median(idle.shipped)).toFixed(2)}` : ''}`);
     }
-    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}${ALT_ARGS ? ` --compare-node-args '${ALT_ARGS}'` : ''}${HEAP_DIR ? ` --heap-dir ${values['heap-dir']}` : ''}`);
+    if (PEERS.length) {
+      const idle = await peersIdle(ns, S, PEERS, 'e2e_gate{name="bench"} == 1', IDLE_S, SMOKE ? 2 : 20);
+      console.log(`peers idle on the same ${S} StatefulSets x ${R} pods, highest RSS over ${IDLE_S} s from ${SMOKE ? 2 : 20} s after start: ${Object.entries(idle).map(([k, v]) => `${k} ${v.toFixed(0)} MB`).join(', ')}`);
+    }
+    console.log(`reproduce: npm run e2e:up && npm run bench:many -- --statefulsets ${S} --replicas ${R} --rolling ${K} --idle ${IDLE_S}${IDLE_RUNS > 1 ? ` --idle-runs ${IDLE_RUNS}` : ''}${MODULES ? ' --modules' : ''}${ALT_ARGS ? ` --compare-node-args='${ALT_ARGS}'` : ''}${PEERS.length ? ` --peers ${PEERS.join(',')}` : ''}${HEAP_DIR ? ` --heap-dir ${values['heap-dir']}` : ''}`);
     if (HEAP_DIR) console.log(`heap snapshots: ${snapshots.join(', ')}; compare: npm run heap:summary -- --base ${snapshots[0]} --compare ${snapshots[1]}`);
   } finally {
     if (HEAP_DIR) {

@@ -18,7 +18,7 @@ import { cpuSeconds, peakRssMb, rssMb } from './proc.js';
 import { runtimeEnv } from './runtime-env.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false }, 'glibc-defaults': { type: 'boolean', default: false } },
+  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false }, 'glibc-defaults': { type: 'boolean', default: false }, 'compare-node-args': { type: 'string' } },
 });
 // --smoke: a few requests per case, one round: proves the benchmark still runs (CI), measures nothing.
 const SMOKE = values.smoke === true;
@@ -26,6 +26,8 @@ const N = SMOKE ? 50 : Number(values.requests), C = Number(values.concurrency), 
 const RATE_SECONDS = SMOKE ? 0.5 : 5;
 // --glibc-defaults: the throughput part runs the webhook without hack/runtime.env (its cost, side by side).
 const GLIBC_DEFAULTS = values['glibc-defaults'] === true;
+// --compare-node-args "FLAGS": the idle part also runs the shipped webhook with these Node.js flags.
+const ALT_ARGS = values['compare-node-args']?.split(' ').filter(Boolean) ?? [];
 const dist = resolve(import.meta.dirname, '..');
 
 const ca = generateCa();
@@ -180,10 +182,14 @@ const webhookArgs = (port: number, metricsPort: number, entry = SHIPPED) => [ent
 /** SHIPPED_ENV: the environment the image gives the webhook (hack/runtime.env); none with --glibc-defaults. */
 const SHIPPED_ENV = GLIBC_DEFAULTS ? {} : runtimeEnv(resolve(dist, '..'));
 
+/** BARE stands for the bare HTTPS baseline in idleRss: Node.js's floor for a TLS server that parses JSON. */
+const BARE = 'bare';
+const bareArgs = (port: number) => [join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(port)];
+
 /** idleRss starts a webhook from `entry` with `env`, waits until it serves, lets it sit, and reads its RSS. */
-async function idleRss(entry: string, env: Record<string, string>): Promise<number> {
+async function idleRss(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
-  const s = await startServer(webhookArgs(wp, mp, entry), wp, env);
+  const s = await startServer([...nodeArgs, ...(entry === BARE ? bareArgs(wp) : webhookArgs(wp, mp, entry))], wp, env);
   try {
     await new Promise((r) => setTimeout(r, SMOKE ? 500 : 5000));
     return rssMb(s.child.pid);
@@ -212,7 +218,7 @@ async function coldStart(): Promise<number> {
 async function main(): Promise<void> {
   const [wp, mp, bp, ep] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const wh = await startServer(webhookArgs(wp, mp), wp, SHIPPED_ENV);
-  const baseArgs = (port: number) => [join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(port)];
+  const baseArgs = bareArgs;
   const base = await startServer(baseArgs(bp), bp);
   const exp = await startServer([...baseArgs(ep), '--express'], ep);
   try {
@@ -248,16 +254,20 @@ async function main(): Promise<void> {
     console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
     // As shipped (the bundle with hack/runtime.env), the bundle under glibc's defaults, and tsc's
     // output importing node_modules (what shipped before the bundles), alternated.
-    const idle: Record<'shipped' | 'bundle' | 'modules', number[]> = { shipped: [], bundle: [], modules: [] };
+    const idle: Record<'shipped' | 'bundle' | 'modules' | 'bare' | 'alt', number[]> = { shipped: [], bundle: [], modules: [], bare: [], alt: [] };
+    const shippedEnv = runtimeEnv(resolve(dist, '..'));
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) {
-      idle.shipped.push(await idleRss(SHIPPED, runtimeEnv(resolve(dist, '..'))));
+      idle.shipped.push(await idleRss(SHIPPED, shippedEnv));
       idle.bundle.push(await idleRss(SHIPPED, {}));
       idle.modules.push(await idleRss(MODULES, {}));
+      idle.bare.push(await idleRss(BARE, shippedEnv));
+      if (ALT_ARGS.length) idle.alt.push(await idleRss(SHIPPED, shippedEnv, ALT_ARGS));
     }
     const [is, ib, im] = [median(idle.shipped), median(idle.bundle), median(idle.modules)];
     console.log(`webhook idle RSS (serving, no request yet, ${SMOKE ? 0.5 : 5} s after start), median of ${idle.bundle.length}: as shipped (bundle + hack/runtime.env) ${is.toFixed(0)} MB, bundle with glibc's defaults ${ib.toFixed(0)} MB, modules ${im.toFixed(0)} MB (shipped / modules ${(is / im).toFixed(2)})`);
+    console.log(`Node.js's floor: the bare HTTPS baseline idle, same environment, ${median(idle.bare).toFixed(0)} MB (the webhook as shipped is ${(is - median(idle.bare)).toFixed(0)} MB above it)${ALT_ARGS.length ? `; the webhook as shipped with ${ALT_ARGS.join(' ')} ${median(idle.alt).toFixed(0)} MB` : ''}`);
     console.log(`the webhook above ran with ${GLIBC_DEFAULTS ? "glibc's defaults (--glibc-defaults)" : 'hack/runtime.env, as the image runs it'}`);
-    console.log('reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R --glibc-defaults | --smoke]');
+    console.log(`reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R --glibc-defaults --compare-node-args=FLAGS | --smoke]${ALT_ARGS.length ? ` (this run: --compare-node-args='${ALT_ARGS.join(' ')}')` : ''}`);
   } finally {
     for (const s of [wh, base, exp]) s.child.kill('SIGTERM');
   }

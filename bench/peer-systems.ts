@@ -134,6 +134,12 @@ export async function stopPeer(child: ChildProcess | undefined): Promise<void> {
 export function setUp(system: string, prefix: string, peers: string): string {
   const ns = `${prefix}-${Math.random().toString(36).slice(2, 7)}`;
   kubectl(['create', 'namespace', ns]);
+  permit(system, ns, peers);
+  return ns;
+}
+
+/** permit gives a peer the permissions its own config declares, for namespace `ns`. */
+export function permit(system: string, ns: string, peers: string): void {
   if (system === 'sts-phased') {
     // Its own RBAC (config/rbac/role.yaml: ClusterRole manager-role), bound to its ServiceAccount.
     kubectl(['apply', '-f', join(peers, 'sts-phased-rollout-operator', 'src', 'config', 'rbac', 'role.yaml')]);
@@ -157,7 +163,6 @@ export function setUp(system: string, prefix: string, peers: string): string {
     kubectl(['apply', '-f', '-'], JSON.stringify(role));
     kubectl(['apply', '-f', '-'], kubectl(['create', 'rolebinding', 'rollout-operator', '-n', ns, '--role=rollout-operator', '--serviceaccount=peers:rollout-operator', '--dry-run=client', '-o', 'yaml']));
   }
-  return ns;
 }
 
 /** phasedRollout is the sts-phased-rollout-operator's resource for the StatefulSet, with our gate's values. */

@@ -45,10 +45,14 @@ describe('benchmark smoke runs', () => {
   });
 
   it('bench:many reports idle requests, reaction percentiles and the cold start', async () => {
-    const out = await bench('many-statefulsets.js', ['--smoke']);
+    const out = await bench('many-statefulsets.js', ['--smoke', '--compare-node-args=--max-semi-space-size=1', '--peers', 'sts-phased,ro-5s']);
     expect(out).toMatch(/idle \d+ s: API requests beyond the watches: /);
     expect(out).toMatch(/reaction p50 \d+ ms, p99 \d+ ms/);
     expect(out).toMatch(/cold start with \d+ StatefulSets and \d+ pods: process start -> \/readyz \d+ ms/);
+    // The same controller with other Node.js flags rolls the next group, and the peers idle on the same objects.
+    expect(out).toMatch(/more rolling at once, with --max-semi-space-size=1 \(\d+ s\): reaction p50 \d+ ms/);
+    expect(out).toMatch(/with --max-semi-space-size=1 median \d+ MB of 1/);
+    expect(out).toMatch(/peers idle on the same \d+ StatefulSets x \d+ pods.*: sts-phased \d+ MB, ro-5s \d+ MB/);
   });
 
   it('bench:fairness rolls a namespace alone and beside one whose gates hang, and prints the ratio', async () => {

@@ -3,27 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
-import {
-  NO_NODE,
-  cell,
-  diffGroups,
-  dominators,
-  groupNodes,
-  groupRetained,
-  loadSnapshot,
-  mb,
-  parseSnapshot,
-  readSnapshot,
-  renderComparison,
-  renderSummary,
-  reproduceLine,
-  scanNumbers,
-  stringValues,
-  summarize,
-  topRetained,
-  totals,
-  type RawSnapshot,
-} from './heap-summary.js';
+import { NO_NODE, dominators, groupRetained, topRetained } from './heap/dominators.js';
+import { readSnapshot, type RawSnapshot } from './heap/graph.js';
+import { groupNodes, stringValues, totals } from './heap/groups.js';
+import { loadSnapshot, parseSnapshot, scanNumbers } from './heap/parse.js';
+import { cell, mb, renderComparison, renderSummary } from './heap/render.js';
+import { diffGroups, summarize } from './heap/summary.js';
+import { reproduceLine } from './heap-summary.js';
 
 const NODE_TYPES = ['hidden', 'array', 'string', 'object', 'code', 'closure', 'regexp', 'number', 'native', 'synthetic', 'concatenated string', 'sliced string', 'symbol', 'bigint', 'object shape'];
 const EDGE_TYPES = ['context', 'element', 'property', 'internal', 'hidden', 'shortcut', 'weak'];

@@ -46,4 +46,12 @@ describe('hack/runtime.env', () => {
       expect(read('hack/node/images.sh')).not.toContain(k);
     }
   });
+
+  it("the controller's Node.js flags are the chart's controller.nodeArgs in manifests/base and the e2e harness", () => {
+    const values = read('charts/phased-rollout/values.yaml');
+    const args = JSON.parse(/^ {2}nodeArgs: (\[.*\])$/m.exec(values)?.[1] ?? 'null') as string[];
+    expect(args.length).toBeGreaterThan(0);
+    expect(read('manifests/base/phased-rollout.yaml')).toContain(`command: ${JSON.stringify(['node', ...args, 'dist/bundle/controller.mjs']).replace(/","/g, '", "')}`);
+    expect(read('hack/e2e-up.sh')).toContain(`$node ${args.join(' ')} $root/dist/bundle/controller.mjs`);
+  });
 });

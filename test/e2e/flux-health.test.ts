@@ -112,7 +112,7 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
     const ns = await createNamespace('e2e-flux');
     try {
       const name = 'flux';
-      const ann = { [KEYS.enabled]: 'true', [KEYS.query]: `e2e_gate{name="${name}"} == 1`, [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '1', [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+      const ann: Record<string, string> = { [KEYS.enabled]: 'true', [KEYS.query]: `e2e_gate{name="${name}"} == 1`, [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '1' };
       await setGate(name, 'absent');
       const m = { ...statefulSet(name, { annotations: ann }), metadata: { name, namespace: ns, annotations: ann } };
       await kubectlOk(['apply', '-f', '-'], m);
@@ -137,7 +137,9 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
 
       // A bad release: the gate fails twice, the controller rolls back. Failed from then on (Flux stops
       // the pipeline); never Current on the way.
+      // (A gate with no data fails too: the rollback settings come with this release, not before.)
       await setGate(name, '0');
+      m.metadata.annotations = { ...ann, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
       m.spec.template.spec.containers[0]!.image = 'registry.example/app:3';
       await kubectlOk(['apply', '-f', '-'], m);
       const seen = new Set<string>();

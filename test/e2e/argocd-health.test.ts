@@ -6,6 +6,7 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
+import { ON, pinnedPending, report, sts, type Fixture } from './health-fixtures.js';
 import { statefulSet } from '../support/statefulset.js';
 import { createNamespace, deleteNamespace, env, getJson, kubectlOk, run, safetyReport, setGate } from './cluster.js';
 
@@ -19,27 +20,6 @@ async function health(...objects: unknown[]): Promise<{ status?: string; message
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { status?: string });
 }
 
-interface Fixture {
-  ann?: Record<string, string>;
-  status?: Record<string, unknown>;
-  partition?: number;
-  generation?: number;
-  type?: string;
-}
-
-function sts(f: Fixture) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name: 'db', namespace: 'ns', generation: f.generation ?? 2, annotations: f.ann ?? {} },
-    spec: { replicas: 3, updateStrategy: { type: f.type ?? 'RollingUpdate', rollingUpdate: { partition: f.partition ?? 0 } } },
-    status: { observedGeneration: 2, replicas: 3, readyReplicas: 3, updatedReplicas: 3, currentRevision: 'db-1', updateRevision: 'db-1', ...f.status },
-  };
-}
-
-const ON = { [KEYS.enabled]: 'true', [KEYS.query]: 'up' };
-const report = (phase: string, message = 'm') => JSON.stringify({ phase, revision: 'db-2', partition: 3, replicas: 3, updated: 0, message, since: '2026-01-01T00:00:00Z' });
-const pinnedPending = { updatedReplicas: 0, updateRevision: 'db-2' };
 
 describe('Argo CD health check under gopher-lua', () => {
   it.each([
@@ -53,14 +33,14 @@ describe('Argo CD health check under gopher-lua', () => {
     ['opted out ("false")', 'Healthy', { ann: { [KEYS.enabled]: 'false' }, partition: 3, status: pinnedPending }],
     // The point of it: a pinned, pending revision is not Healthy.
     ['pinned, pending, no report yet', 'Progressing', { ann: ON, partition: 3, status: pinnedPending }],
-    ['pinned, Checking', 'Progressing', { ann: { ...ON, [KEYS.status]: report('Checking', 'gate 1/3 at partition 3') }, partition: 3, status: pinnedPending }],
+    ['pinned, Checking', 'Progressing', { ann: { ...ON, [KEYS.status]: report('Checking', { message: 'gate 1/3 at partition 3' }) }, partition: 3, status: pinnedPending }],
     ['partway, WaitingForPods', 'Progressing', { ann: { ...ON, [KEYS.status]: report('WaitingForPods') }, partition: 1, status: { updatedReplicas: 2, updateRevision: 'db-2' } }],
     ['all updated, final check running', 'Progressing', { ann: { ...ON, [KEYS.status]: report('Checking') }, status: { currentRevision: 'db-2', updateRevision: 'db-2' } }],
-    ['Failed', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Failed', 'gate failed 3 times') }, partition: 2, status: { updatedReplicas: 1, updateRevision: 'db-2' } }],
-    ['Invalid', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Invalid', 'invalid annotations') }, partition: 3 }],
+    ['Failed', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Failed', { message: 'gate failed 3 times' }) }, partition: 2, status: { updatedReplicas: 1, updateRevision: 'db-2' } }],
+    ['Invalid', 'Degraded', { ann: { ...ON, [KEYS.status]: report('Invalid', { message: 'invalid annotations' }) }, partition: 3 }],
     ['a typo in enabled', 'Degraded', { ann: { [KEYS.enabled]: 'yes' } }],
     // Waiting its turn in a rollout group: still on its way (Argo CD sync waves wait), not broken.
-    ['Queued in a group', 'Progressing', { ann: { ...ON, [KEYS.group]: 'zones', [KEYS.status]: report('Queued', 'queued in group zones') }, partition: 3, status: pinnedPending }],
+    ['Queued in a group', 'Progressing', { ann: { ...ON, [KEYS.group]: 'zones', [KEYS.status]: report('Queued', { message: 'queued in group zones' }) }, partition: 3, status: pinnedPending }],
     ['Paused', 'Suspended', { ann: { ...ON, [KEYS.paused]: 'true', [KEYS.status]: report('Paused') }, partition: 3, status: pinnedPending }],
     ['Completed and re-pinned', 'Healthy', { ann: { ...ON, [KEYS.status]: report('Completed') }, partition: 3, status: { currentRevision: 'db-2', updateRevision: 'db-2' } }],
     ['Idle', 'Healthy', { ann: { ...ON, [KEYS.status]: report('Idle') }, partition: 3 }],
@@ -75,8 +55,8 @@ describe('Argo CD health check under gopher-lua', () => {
 
   it('says why in the message', async () => {
     const [failed, pending] = await health(
-      sts({ ann: { ...ON, [KEYS.status]: report('Failed', 'gate failed 3 times in a row at partition 2') }, partition: 2 }),
-      sts({ ann: { ...ON, [KEYS.status]: report('Checking', 'gate 1/3 at partition 3') }, partition: 3, status: pinnedPending }),
+      sts({ ann: { ...ON, [KEYS.status]: report('Failed', { message: 'gate failed 3 times in a row at partition 2' }) }, partition: 2 }),
+      sts({ ann: { ...ON, [KEYS.status]: report('Checking', { message: 'gate 1/3 at partition 3' }) }, partition: 3, status: pinnedPending }),
     );
     expect(failed?.message).toBe('phased-rollout: Failed: gate failed 3 times in a row at partition 2');
     expect(pending?.message).toBe('phased-rollout: Checking: gate 1/3 at partition 3');

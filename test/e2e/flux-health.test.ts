@@ -8,6 +8,7 @@ import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { ROOT } from '../support/process.js';
+import { ON, pinnedPending, report, sts, type Fixture } from './health-fixtures.js';
 import { statefulSet } from '../support/statefulset.js';
 import { createNamespace, deleteNamespace, getJson, kubectlOk, run, setGate } from './cluster.js';
 
@@ -34,27 +35,6 @@ async function judge(...objects: unknown[]): Promise<Verdict[]> {
   return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Verdict);
 }
 
-interface Fixture {
-  ann?: Record<string, string>;
-  status?: Record<string, unknown>;
-  partition?: number;
-  generation?: number;
-  type?: string;
-}
-
-function sts(f: Fixture) {
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'StatefulSet',
-    metadata: { name: 'db', namespace: 'ns', generation: f.generation ?? 2, annotations: f.ann ?? {} },
-    spec: { replicas: 3, updateStrategy: { type: f.type ?? 'RollingUpdate', ...(f.type === 'OnDelete' ? {} : { rollingUpdate: { partition: f.partition ?? 0 } }) } },
-    status: { observedGeneration: 2, replicas: 3, readyReplicas: 3, currentReplicas: 3, updatedReplicas: 3, currentRevision: 'db-1', updateRevision: 'db-1', ...f.status },
-  };
-}
-
-const ON = { [KEYS.enabled]: 'true', [KEYS.query]: 'up' };
-const report = (phase: string, revision = 'db-2') => JSON.stringify({ phase, revision, partition: 3, replicas: 3, updated: 0, message: 'm', since: '2026-01-01T00:00:00Z' });
-const pinnedPending = { updatedReplicas: 0, updateRevision: 'db-2' };
 const onNew = { currentRevision: 'db-2', updateRevision: 'db-2' };
 
 describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSets", () => {
@@ -79,15 +59,15 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
   it.each([
     // The point of it: kstatus calls each of these Current the moment it is applied.
     ['pinned, pending, no report yet', 'InProgress', { ann: ON, partition: 3, status: pinnedPending }],
-    ['pinned, a report of the previous revision', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Completed', 'db-1') }, partition: 3, status: pinnedPending }],
-    ['a Failed of the previous revision, a fix just applied', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Failed', 'db-1') }, partition: 3, status: pinnedPending }],
+    ['pinned, a report of the previous revision', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Completed', { revision: 'db-1' }) }, partition: 3, status: pinnedPending }],
+    ['a Failed of the previous revision, a fix just applied', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Failed', { revision: 'db-1' }) }, partition: 3, status: pinnedPending }],
     ['Checking', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Checking') }, partition: 3, status: pinnedPending }],
     ['Queued in a group', 'InProgress', { ann: { ...ON, [KEYS.group]: 'zones', [KEYS.status]: report('Queued') }, partition: 3, status: pinnedPending }],
     ['Paused (Flux waits until its timeout)', 'InProgress', { ann: { ...ON, [KEYS.paused]: 'true', [KEYS.status]: report('Paused') }, partition: 3, status: pinnedPending }],
     ['every pod updated, the final check running', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Checking') }, partition: 0, status: onNew }],
     ['Completed, but a pod not ready', 'InProgress', { ann: { ...ON, [KEYS.status]: report('Completed') }, partition: 3, status: { ...onNew, readyReplicas: 2 } }],
     ['Failed', 'Failed', { ann: { ...ON, [KEYS.status]: report('Failed') }, partition: 2, status: { updatedReplicas: 1, updateRevision: 'db-2' } }],
-    ['RolledBack (to db-1, the revision it reports)', 'Failed', { ann: { ...ON, [KEYS.status]: report('RolledBack', 'db-1') }, partition: 3 }],
+    ['RolledBack (to db-1, the revision it reports)', 'Failed', { ann: { ...ON, [KEYS.status]: report('RolledBack', { revision: 'db-1' }) }, partition: 3 }],
     ['Invalid', 'Failed', { ann: { ...ON, [KEYS.status]: report('Invalid') }, partition: 3, status: pinnedPending }],
     ['a garbage report is no report', 'InProgress', { ann: { ...ON, [KEYS.status]: '{not json' }, partition: 3, status: pinnedPending }],
   ] as [string, string, Fixture][])('opted in: %s -> %s', async (_n, want, f) => {
@@ -99,7 +79,7 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
   it('opted in: Current once Completed (or Idle) for the update revision with every pod ready on it', async () => {
     const [completed, idle, notObserved] = await judge(
       sts({ ann: { ...ON, [KEYS.status]: report('Completed') }, partition: 3, status: onNew }),
-      sts({ ann: { ...ON, [KEYS.status]: report('Idle', 'db-1') }, partition: 3 }),
+      sts({ ann: { ...ON, [KEYS.status]: report('Idle', { revision: 'db-1' }) }, partition: 3 }),
       sts({ ann: { ...ON, [KEYS.status]: report('Completed') }, partition: 3, status: onNew, generation: 3 }),
     );
     expect(completed).toMatchObject({ status: 'Current', kstatus: 'Current' });

@@ -94,6 +94,9 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
       const name = 'flux';
       const ann: Record<string, string> = { [KEYS.enabled]: 'true', [KEYS.query]: `e2e_gate{name="${name}"} == 1`, [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '1' };
       await setGate(name, 'absent');
+      // The bad release's gate is another series, at 0 from the start: a gate flipped from 1 to 0 just
+      // before the apply could still read 1 (Prometheus scrapes it a moment later) and let it through.
+      await setGate(`${name}-bad`, '0');
       const m = { ...statefulSet(name, { annotations: ann }), metadata: { name, namespace: ns, annotations: ann } };
       await kubectlOk(['apply', '-f', '-'], m);
       const live = () => getJson(['statefulset', name, '-n', ns]);
@@ -118,8 +121,7 @@ describe("Flux's CEL health checks (fluxcd/pkg's evaluator) for gated StatefulSe
       // A bad release: the gate fails twice, the controller rolls back. Failed from then on (Flux stops
       // the pipeline); never Current on the way.
       // (A gate with no data fails too: the rollback settings come with this release, not before.)
-      await setGate(name, '0');
-      m.metadata.annotations = { ...ann, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+      m.metadata.annotations = { ...ann, [KEYS.query]: `e2e_gate{name="${name}-bad"} == 1`, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
       m.spec.template.spec.containers[0]!.image = 'registry.example/app:3';
       await kubectlOk(['apply', '-f', '-'], m);
       const seen = new Set<string>();

@@ -7,6 +7,7 @@ import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { e2eEnv, kubectl as kubectlIn, ROOT, sleep } from './e2e-env.js';
+import { buildKruise, KRUISE_NS, KRUISE_SA, KRUISE_USER, startKruise, stopKruise, type Kruise } from './kruise.js';
 import { missingPeerSnapshots, peerSnapshotsDir } from './peer-snapshots.js';
 
 let loaded: Record<string, string> | undefined;
@@ -23,7 +24,10 @@ export const USERS: Record<string, string> = {
   'sts-phased': 'system:serviceaccount:peers:sts-phased-rollout-operator',
   'ro-5s': 'system:serviceaccount:peers:rollout-operator',
   'ro-1s': 'system:serviceaccount:peers:rollout-operator',
+  kruise: KRUISE_USER,
 };
+/** needsSnapshots: the peers built from source snapshots (OpenKruise Rollouts comes from the Go module proxy). */
+export const needsSnapshots = (system: string) => system === 'sts-phased' || system.startsWith('ro-') || system === 'ro';
 
 /**
  * requirePeerSnapshots ends the process with one line (exit 2) when the peers' source snapshots are not
@@ -65,9 +69,9 @@ export async function ourController(action: 'start' | 'stop' | 'restart'): Promi
   throw new Error('the controller did not become ready');
 }
 
-/** kubeconfigFor writes a kubeconfig with a token of a ServiceAccount of the `peers` namespace. */
-export function kubeconfigFor(sa: string): { file: string; server: string } {
-  const token = kubectl(['create', 'token', sa, '-n', 'peers', '--duration', '24h']).trim();
+/** kubeconfigFor writes a kubeconfig with a token of a ServiceAccount (of the `peers` namespace unless told). */
+export function kubeconfigFor(sa: string, namespace = 'peers'): { file: string; server: string } {
+  const token = kubectl(['create', 'token', sa, '-n', namespace, '--duration', '24h']).trim();
   const server = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
   const ca = kubectl(['config', 'view', '--minify', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority}']);
   const file = join(stateDir(), `${sa}.kubeconfig`);
@@ -89,7 +93,25 @@ export async function startPeer(system: string, ns: string, peers: string): Prom
     const interval = system === 'ro-1s' ? '1s' : '5s';
     return spawnLogged(join(peers, 'rollout-operator', 'bin', 'rollout-operator'), [`-kubernetes.api-url=${server}`, `-kubernetes.config-file=${file}`, `-kubernetes.namespace=${ns}`, '-server-tls.enabled=false', `-server.port=${port}`, `-reconcile.interval=${interval}`], {}, log);
   }
+  if (system === 'kruise') {
+    const k = kruise(); // its namespace and ServiceAccount come with its install
+    const { file } = kubeconfigFor(KRUISE_SA, KRUISE_NS);
+    return startKruise(k, kubectl, stateDir(), file, await freePort(), await freePort(), (bin, args, extra) => spawnLogged(bin, args, extra, log));
+  }
   return undefined;
+}
+
+let built: Kruise | undefined;
+/** kruise is OpenKruise Rollouts, built (cached) and installed on first use. */
+export function kruise(): Kruise {
+  mkdirSync(stateDir(), { recursive: true });
+  return (built ??= buildKruise(kubectl));
+}
+
+/** stopSystem stops a peer we started; OpenKruise Rollouts first lets go of the Rollouts of `ns` (they carry its finalizer). */
+export async function stopSystem(system: string, child: ChildProcess | undefined, ns: string): Promise<void> {
+  if (system === 'kruise') await stopKruise(child, kubectl, ns, stopPeer);
+  else await stopPeer(child);
 }
 
 /** spawnLogged starts a peer with its output in a log file of its own; a peer that exits early fails the benchmark. */

@@ -4,9 +4,12 @@
 //   floor        the StatefulSet controller alone (RollingUpdate, nothing gating it);
 //   ours         phased-rollout with a gate that always passes (initial delay 0, period 1 s, threshold 1);
 //   sts-phased   dbonfigli/sts-phased-rollout-operator with the same gate values (a PhasedRollout);
-//   ro-5s, ro-1s grafana/rollout-operator (OnDelete, readiness only) at its default 5 s and at 1 s.
-// The peers are built from ../shared/peers (hack/peers-build.sh) and run as local processes under
-// ServiceAccounts of their own, with their own CRDs and RBAC, so the audit log counts their requests.
+//   ro-5s, ro-1s grafana/rollout-operator (OnDelete, readiness only) at its default 5 s and at 1 s;
+//   kruise       OpenKruise Rollouts, a Rollout of one pod per batch with no pause (readiness only: it
+//                has no metric gate).
+// sts-phased and rollout-operator are built from ../shared/peers (hack/peers-build.sh), OpenKruise
+// Rollouts from the Go module proxy (hack/kruise-rollouts.sh); each runs as a local process under a
+// ServiceAccount of its own, with its own CRDs and RBAC, so the audit log counts its requests.
 // Per system and size: time from `kubectl apply` to every pod Ready on the new revision (median of the
 // rounds), that minus the floor per pod, API requests per pod step, peak RSS of the process, and the
 // reaction from a pod becoming Ready to the system's next action (partition write or pod deletion).
@@ -15,14 +18,15 @@
 import { parseArgs } from 'node:util';
 import { auditMark, readAudit, type AuditMark } from '../test/support/audit-files.js';
 import { median, sleep, waitFor } from './e2e-env.js';
-import { env, GATE, kubectl, ourController, peerDied, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer, USERS } from './peer-systems.js';
+import * as kruise from './kruise.js';
+import { env, GATE, kubectl, needsSnapshots, ourController, peerDied, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopSystem, USERS } from './peer-systems.js';
 import { peakRssMb } from './proc.js';
 
 const { values } = parseArgs({
   options: {
     replicas: { type: 'string', default: '10,50' },
     rounds: { type: 'string', default: '3' },
-    systems: { type: 'string', default: 'floor,ours,sts-phased,ro-5s,ro-1s' },
+    systems: { type: 'string', default: 'floor,ours,sts-phased,ro-5s,ro-1s,kruise' },
     'budget-minutes': { type: 'string', default: '12' },
     smoke: { type: 'boolean', default: false },
     /** The peers' source snapshots (default: PHASED_ROLLOUT_PEERS, then ../shared/peers). */
@@ -35,7 +39,7 @@ const ROUNDS = SMOKE ? 1 : Number(values.rounds);
 const SYSTEMS = values.systems.split(',');
 const BUDGET_MS = Number(values['budget-minutes']) * 60_000;
 // Told first, in one line (exit 2): without the snapshots no peer can be built.
-const SNAPSHOTS = SYSTEMS.some((s) => s === 'sts-phased' || s.startsWith('ro-')) ? requirePeerSnapshots(values.peers) : undefined;
+const SNAPSHOTS = SYSTEMS.some(needsSnapshots) ? requirePeerSnapshots(values.peers) : undefined;
 /** Result of one rollout. */
 interface Rollout {
   seconds: number;
@@ -63,8 +67,8 @@ function statefulSet(ns: string, name: string, n: number, image: string, system:
   };
 }
 
-/** rolled: every pod Ready on the update revision (and, for ours, Completed and pinned again when `completed`). */
-function rolled(ns: string, name: string, n: number, completed = false): boolean {
+/** rolled: every pod Ready on the update revision (and, when `completed`, ours Completed and pinned again, Kruise's Rollout Healthy again). */
+function rolled(ns: string, name: string, n: number, completed = false, system = 'ours'): boolean {
   const died = peerDied();
   if (died) throw new Error(died);
   const s = JSON.parse(kubectl(['get', 'statefulset', name, '-n', ns, '-o', 'json']));
@@ -73,6 +77,7 @@ function rolled(ns: string, name: string, n: number, completed = false): boolean
   const pods = JSON.parse(kubectl(['get', 'pods', '-n', ns, '-l', `app=${name}`, '-o', 'json'])).items as { metadata: { labels: Record<string, string>; deletionTimestamp?: string } }[];
   if (pods.length !== n || pods.some((p) => p.metadata.labels['controller-revision-hash'] !== st.updateRevision || p.metadata.deletionTimestamp)) return false;
   if (!completed) return true;
+  if (system === 'kruise') return kruise.status(kubectl, ns, name).startsWith('Rollout Healthy');
   const status = JSON.parse(s.metadata.annotations?.['phased-rollout.io/status'] ?? '{}');
   return status.phase === 'Completed' && status.revision === st.updateRevision && s.spec.updateStrategy.rollingUpdate.partition === n;
 }
@@ -88,7 +93,7 @@ function auditOf(mark: AuditMark, ns: string, user: string | undefined): Record<
 /** reactionsOf: each pod's last becoming Ready (a kwok status write) -> the system's next write to the StatefulSet or deletion of a pod. */
 function reactionsOf(events: Record<string, any>[], ns: string, user: string): number[] {
   const at = (e: Record<string, any>) => Date.parse(e.requestReceivedTimestamp);
-  const actions = events.filter((e) => e.user.username === user && e.objectRef?.namespace === ns && (e.responseStatus?.code ?? 200) < 300 && ((e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource && (e.verb === 'patch' || e.verb === 'update')) || (e.objectRef?.resource === 'pods' && e.verb === 'delete')));
+  const actions = events.filter((e) => e.user.username === user && e.objectRef?.namespace === ns && (e.responseStatus?.code ?? 200) < 300 && ((e.objectRef?.resource === 'statefulsets' && !e.objectRef.subresource && (e.verb === 'patch' || e.verb === 'update') && !labelsOnly(e)) || (e.objectRef?.resource === 'pods' && e.verb === 'delete')));
   const becameReady = (e: Record<string, any>) => ((e.requestObject?.status?.conditions ?? []) as { type?: string; status?: string }[]).some((c) => c.type === 'Ready' && c.status === 'True');
   const ready = events.filter((e) => e.objectRef?.resource === 'pods' && e.objectRef.subresource === 'status' && e.objectRef.namespace === ns && e.user.username !== user && becameReady(e));
   const out: number[] = [];
@@ -99,6 +104,12 @@ function reactionsOf(events: Record<string, any>[], ns: string, user: string): n
   return out;
 }
 
+/** labelsOnly: a merge patch of labels alone (OpenKruise Rollouts sets its workload-type label on every reconcile): bookkeeping, not an action. */
+function labelsOnly(e: Record<string, any>): boolean {
+  const b = e.requestObject;
+  return e.verb === 'patch' && b && !Array.isArray(b) && Object.keys(b).join() === 'metadata' && Object.keys(b.metadata ?? {}).every((k) => k === 'labels');
+}
+
 async function rollOnce(system: string, ns: string, name: string, n: number, image: string, pid: number | undefined): Promise<Rollout> {
   const mark = auditNow();
   const t0 = Date.now();
@@ -106,8 +117,8 @@ async function rollOnce(system: string, ns: string, name: string, n: number, ima
   await sleep(300);
   await waitFor(() => rolled(ns, name, n), 60 * 60_000, `${system}: ${name} rolled`);
   const seconds = (Date.now() - t0) / 1000;
-  // Ours verifies the last pod and pins again after that: let it finish before the next round (not timed).
-  if (system === 'ours') await waitFor(() => rolled(ns, name, n, true), 120_000, 'ours: Completed');
+  // Ours verifies the last pod and pins again after that, Kruise finalises its Rollout: let them finish before the next round (not timed).
+  if (system === 'ours' || system === 'kruise') await waitFor(() => rolled(ns, name, n, true, system), 120_000, `${system}: done`);
   await sleep(1500); // the audit log is written asynchronously
   const user = USERS[system];
   const events = auditOf(mark, ns, user);
@@ -139,6 +150,10 @@ async function main(): Promise<void> {
       const pid = system === 'ours' ? ourPid : child?.pid;
       try {
         await waitFor(() => rolled(ns, name, n), 10 * 60_000, `${system}: first revision ready`);
+        if (system === 'kruise') {
+          kubectl(['apply', '-f', '-'], kruise.rollout(ns, name, n));
+          await waitFor(() => kruise.ready(kubectl, ns, name), 60_000, 'kruise: its Rollout Healthy');
+        }
         const started = Date.now();
         const rs: Rollout[] = [];
         for (let r = 1; r <= ROUNDS && (r === 1 || Date.now() - started < BUDGET_MS); r++) {
@@ -149,7 +164,7 @@ async function main(): Promise<void> {
       } finally {
         // The PhasedRollout carries the operator's finalizer: delete it while the operator runs.
         if (system === 'sts-phased') kubectl(['delete', 'phasedrollout', name, '-n', ns, '--ignore-not-found', '--wait=true', '--timeout=60s']);
-        await stopPeer(child);
+        await stopSystem(system, child, ns);
         kubectl(['delete', 'namespace', ns, '--wait=false']);
       }
     }

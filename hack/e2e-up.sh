@@ -146,7 +146,7 @@ rules:
     users: ["system:serviceaccount:pr-pods-system:pr-pods-controller"]
   # The peer systems of bench:peers, each under a ServiceAccount of its own: their API requests are counted.
   - level: Metadata
-    users: ["system:serviceaccount:peers:sts-phased-rollout-operator", "system:serviceaccount:peers:rollout-operator"]
+    users: ["system:serviceaccount:peers:sts-phased-rollout-operator", "system:serviceaccount:peers:rollout-operator", "system:serviceaccount:kruise-rollout:kruise-rollout-controller-manager"]
   - level: None
 EOF
 export KWOK_WORKDIR=$state/kwok

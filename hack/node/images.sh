@@ -95,7 +95,8 @@ product() {
     mkdir -p "$r/src"
     (cd "$root" && echo "$srcs" | xargs cp --parents -t "$r/src" package.json package-lock.json)
     ln -s "$root/node_modules" "$r/src/node_modules"
-    (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json && "$nodebin" hack/bundle.mjs)
+    # tsc tells its errors on stdout, which carries this function's answer: to stderr with them.
+    (cd "$r/src" && "$root/node_modules/.bin/tsc" -p tsconfig.build.json && "$nodebin" hack/bundle.mjs) >&2
     rm "$r/src/node_modules"
     bash "$root/hack/node/image-rootfs.sh" "$r/rootfs" "$r/src"
     local runtime_env; runtime_env=$(grep -v '^#' "$root/hack/runtime.env" | grep . | sed 's/^/--env /' | tr '\n' ' ')

@@ -40,7 +40,13 @@ export function buildKruise(kubectl: Kubectl): Kruise {
   // Its documents as text, told apart by their top-level kind: a YAML round trip here could change them.
   const docs = kubectl(['kustomize', join(dir, 'src', 'config', 'default')]).split(/^---$/m).filter((d) => /^kind: /m.test(d));
   const kind = (d: string) => /^kind: (\S+)/m.exec(d)?.[1] ?? '';
-  kubectl(['apply', '-f', '-'], docs.filter((d) => !NOT_HERE.includes(kind(d)) && !WEBHOOK_KINDS.includes(kind(d))).join('\n---\n'));
+  // Its CRDs once: on start it points their conversion webhook at itself, which a second apply would
+  // turn into a service reference and a URL at once (refused).
+  const crds = docs.filter((d) => kind(d) === 'CustomResourceDefinition');
+  const have = kubectl(['get', 'crd', '-o', 'name']);
+  const missing = crds.filter((d) => !have.includes(`/${/^  name: (\S+)/m.exec(d)?.[1]}`));
+  if (missing.length) kubectl(['create', '-f', '-'], missing.join('\n---\n'));
+  kubectl(['apply', '-f', '-'], docs.filter((d) => !NOT_HERE.includes(kind(d)) && !WEBHOOK_KINDS.includes(kind(d)) && kind(d) !== 'CustomResourceDefinition').join('\n---\n'));
   return { dir, version, webhooks: docs.filter((d) => WEBHOOK_KINDS.includes(kind(d))).join('\n---\n') };
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The behaviour matrix: scripted scenarios run against ours, dbonfigli/sts-phased-rollout-operator and
-// grafana/rollout-operator on the same kwok cluster, one system at a time, each scenario in a fresh
+// The behaviour matrix: scripted scenarios run against ours, dbonfigli/sts-phased-rollout-operator,
+// grafana/rollout-operator and OpenKruise Rollouts on the same kwok cluster, one system at a time, each scenario in a fresh
 // namespace with its own gate series, each result what the cluster showed (pods by revision, the
 // partition, the system's own status, a denial), never a reading of the system's code.
 //   1a  a new template applied to an idle opted-in StatefulSet, the gate failing: pods replaced in 20 s
@@ -15,18 +15,21 @@
 //   6   a two-zone group with a not-ready pod in the other zone: does a pod roll?
 //   7a/b/c  a gate returning NaN, an empty vector, a query Prometheus refuses: what each does
 // A row that a system has no counterpart for says so (n/a) and why.
-// Reproduce: npm run e2e:up && npm run bench:matrix [-- --systems ours,sts-phased,ro --scenarios 1a,2 --smoke]
+// OpenKruise Rollouts runs a Rollout of one pod per batch with no pause (scenario 5: a step of 3 pods
+// paused until approved, its way of holding), readiness only: it has no metric gate.
+// Reproduce: npm run e2e:up && npm run bench:matrix [-- --systems ours,sts-phased,ro,kruise --scenarios 1a,2 --smoke]
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KEYS } from '../src/annotations.js';
 import { ROOT, sleep } from './e2e-env.js';
-import { env, kubectl, ourController, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from './peer-systems.js';
+import * as kruise from './kruise.js';
+import { env, kubectl, needsSnapshots, ourController, phasedRollout, preparePeers, requirePeerSnapshots, setUp, startPeer, stopSystem } from './peer-systems.js';
 
 const ALL = ['1a', '1b', '2', '3', '4', '5', '6', '7a', '7b', '7c'];
 const { values } = parseArgs({
   options: {
-    systems: { type: 'string', default: 'ours,sts-phased,ro' },
+    systems: { type: 'string', default: 'ours,sts-phased,ro,kruise' },
     scenarios: { type: 'string', default: ALL.join(',') },
     smoke: { type: 'boolean', default: false },
     /** The peers' source snapshots (default: PHASED_ROLLOUT_PEERS, then ../shared/peers). */
@@ -37,11 +40,13 @@ const SMOKE = values.smoke === true;
 const SYSTEMS = values.systems.split(',');
 const SCENARIOS = SMOKE ? ['1a', '7b'] : values.scenarios.split(',');
 // Told first, in one line (exit 2): without the snapshots no peer can be built.
-const SNAPSHOTS = SYSTEMS.some((s) => s !== 'ours') ? requirePeerSnapshots(values.peers) : undefined;
+const SNAPSHOTS = SYSTEMS.some(needsSnapshots) ? requirePeerSnapshots(values.peers) : undefined;
 /** Observation windows; the smoke run shortens them (its results mean nothing). */
 const W = SMOKE ? { hold: 5_000, undo: 5_000, fix: 30_000, outage: 5_000 } : { hold: 20_000, undo: 60_000, fix: 90_000, outage: 30_000 };
 const N = 6;
-const NAMES: Record<string, string> = { ours: 'ours', 'sts-phased': 'sts-phased', ro: 'rollout-operator' };
+const NAMES: Record<string, string> = { ours: 'ours', 'sts-phased': 'sts-phased', ro: 'rollout-operator', kruise: 'Kruise Rollouts' };
+/** READINESS_ONLY: the systems with no metric gate. */
+const READINESS_ONLY = ['ro', 'kruise'];
 
 type Pod = { name: string; ordinal: number; rev: string; ready: boolean; phase: string; uid: string; deleting: boolean };
 
@@ -166,7 +171,7 @@ const settled = (c: Ctx, rev: string, name = 'app') => {
 const on = (c: Ctx, rev: string, name = 'app') => c.pods(name).filter((p) => p.rev === rev).length;
 const partitionOf = (c: Ctx, name = 'app') => c.sts(name).spec.updateStrategy?.rollingUpdate?.partition as number | undefined;
 
-/** statusOf: the system's own account of the rollout (ours: the status annotation; sts-phased: its PhasedRollout). */
+/** statusOf: the system's own account of the rollout (ours: the status annotation; sts-phased: its PhasedRollout; Kruise: its Rollout). */
 function statusOf(c: Ctx, name = 'app'): string {
   if (c.system === 'ours') {
     const s = JSON.parse(c.sts(name).metadata.annotations?.[KEYS.status] ?? 'null');
@@ -177,6 +182,7 @@ function statusOf(c: Ctx, name = 'app'): string {
     const cond = (pr.status?.conditions ?? []).map((x: { type: string; status: string; reason?: string; message?: string }) => `${x.type}=${x.status}${x.reason ? ` (${x.reason})` : ''}`).join(', ');
     return `phase ${pr.status?.phase ?? '?'}${pr.status?.rollingPodStatus ? `, rolling pod status ${pr.status.rollingPodStatus.status}` : ''}${cond ? `; ${cond}` : ''}`;
   }
+  if (c.system === 'kruise') return kruise.status(kubectl, c.ns, name);
   return 'no status of its own';
 }
 
@@ -215,7 +221,7 @@ const SCENARIOS_DEF: Record<string, Scenario> = {
       if (denied) return `apply denied: ${denied}`;
       const rev2 = await c.newRevision('app', rev1);
       await sleep(W.hold);
-      return `${on(c, rev2)}/${N} replaced${c.system === 'ro' ? ' (no gate: readiness only, by design)' : ''}`;
+      return `${on(c, rev2)}/${N} replaced${READINESS_ONLY.includes(c.system) ? ' (no gate: readiness only, by design)' : ''}`;
     },
   },
   '1b': {
@@ -268,7 +274,7 @@ const SCENARIOS_DEF: Record<string, Scenario> = {
   },
   '4': {
     title: 'Prometheus stopped 30 s mid-rollout: steps during the outage; outcome after',
-    na: { ro: 'no Prometheus gate' },
+    na: { ro: 'no Prometheus gate', kruise: 'no Prometheus gate' },
     async run(c, rev1) {
       await c.setGate('1');
       c.apply('app', 'registry.example/app:2');
@@ -297,13 +303,17 @@ const SCENARIOS_DEF: Record<string, Scenario> = {
         // ours: a pause step of phased-rollout.io/steps.
         c.apply('app', 'registry.example/app:2', { annotations: { [KEYS.steps]: '3,pause,100%' } });
         how = 'paused by a steps pause at 3 of 6';
+      } else if (c.system === 'kruise') {
+        // Kruise: its Rollout's first step, 3 pods, paused with no duration (until approved).
+        c.apply('app', 'registry.example/app:2');
+        how = 'paused by a Rollout step of 3 with no duration';
       } else {
         await c.setGate('1');
         c.apply('app', 'registry.example/app:2');
         how = c.system === 'sts-phased' ? 'held by a failing gate' : 'held by a not-ready pod of the other group member';
       }
       const rev2 = await c.newRevision('app', rev1);
-      if ((await c.until(() => on(c, rev2) >= (c.system === 'ours' ? 3 : 1), 60_000)) === undefined) return `never rolled half way (${on(c, rev2)})`;
+      if ((await c.until(() => on(c, rev2) >= (c.system === 'ours' || c.system === 'kruise' ? 3 : 1), 60_000)) === undefined) return `never rolled half way (${on(c, rev2)})`;
       if (c.system === 'sts-phased') await c.setGate('0', false);
       if (c.system === 'ro') setPodReady(c, 'other-0', false);
       await sleep(5_000);
@@ -322,7 +332,7 @@ const SCENARIOS_DEF: Record<string, Scenario> = {
   },
   '6': {
     title: 'two-zone group, a pod of the other zone not ready: does a pod roll? (20 s)',
-    na: { 'sts-phased': 'no groups' },
+    na: { 'sts-phased': 'no groups', kruise: 'no groups or zones' },
     setup: () => ({ group: { name: 'zones', order: 0 } }),
     async run(c, rev1) {
       await c.setGate('1');
@@ -345,7 +355,7 @@ const SCENARIOS_DEF: Record<string, Scenario> = {
 function gateCase(what: string, query: (gate: string) => string, value: '1' | 'NaN' | 'absent'): Scenario {
   return {
     title: `gate returning ${what}: pods replaced in 20 s; what the system says`,
-    na: { ro: 'no Prometheus gate' },
+    na: { ro: 'no Prometheus gate', kruise: 'no metric gate (its analysis is a stub)' },
     setup: (gate) => ({ query: query(gate) }),
     async run(c, rev1) {
       await c.setGate(value);
@@ -379,7 +389,11 @@ async function runOne(system: string, id: string, s: Scenario, peers: string): P
     await c.until(() => Boolean(c.sts().status?.updateRevision), 30_000);
     const rev1 = c.sts().status.updateRevision as string;
     if ((await c.until(() => settled(c, rev1) && (!setup.group || c.pods('other').filter((p) => p.ready).length === N), 120_000)) === undefined) return 'revision 1 never became ready';
-    if (system !== 'ro') await c.until(() => partitionOf(c) === N, 20_000); // pinned by the system
+    if (system === 'kruise') {
+      // Its Rollout comes after the StatefulSet, as its users add one; it pins at the next template change.
+      kubectl(['apply', '-f', '-'], kruise.rollout(ns, 'app', N, id === '5' ? { holdAt: 3 } : {}));
+      if ((await c.until(() => kruise.ready(kubectl, ns, 'app'), 60_000)) === undefined) return `its Rollout never became Healthy (${kruise.status(kubectl, ns, 'app')})`;
+    } else if (system !== 'ro') await c.until(() => partitionOf(c) === N, 20_000); // pinned by the system
     return await s.run(c, rev1);
   } catch (e) {
     return `error: ${String((e as Error).message ?? e).slice(0, 200)}`;
@@ -391,7 +405,7 @@ async function runOne(system: string, id: string, s: Scenario, peers: string): P
         /* reported by the namespace deletion */
       }
     }
-    await stopPeer(child);
+    await stopSystem(peerSystem, child, ns);
     kubectl(['delete', 'namespace', ns, '--wait=false']);
   }
 }

@@ -1,6 +1,7 @@
 // The cluster benchmarks in their smallest sizes, so that they keep running: bench:controller,
-// bench:rollout, bench:many, bench:fairness, bench:peers (which builds the peer systems from their source snapshots
-// the first time, when they are there), bench:matrix and bench:soak against the harness. Numbers from here mean nothing; what
+// bench:rollout, bench:many, bench:fairness, bench:peers (which builds the peer systems the first time: two
+// from their source snapshots, when they are there, OpenKruise Rollouts from the Go module proxy), bench:matrix
+// and bench:soak against the harness. Numbers from here mean nothing; what
 // the smoke runs do assert is what must hold at any size: the safety checker finds no violation in the
 // soak and the controller logs no uncaught error.
 import { resolve } from 'node:path';
@@ -65,7 +66,7 @@ describe('benchmark smoke runs', () => {
   peerIt(`bench:peers builds and runs every system and prints the figures table${skipped}`, async () => {
     needPeers();
     const out = await bench('peers.js', ['--smoke']);
-    for (const system of ['floor', 'ours', 'sts-phased', 'ro-5s', 'ro-1s']) expect(out).toMatch(new RegExp(`^\\| 2 \\| ${system} \\| 1 \\| [\\d.]+ s \\|`, 'm'));
+    for (const system of ['floor', 'ours', 'sts-phased', 'ro-5s', 'ro-1s', 'kruise']) expect(out).toMatch(new RegExp(`^\\| 2 \\| ${system} \\| 1 \\| [\\d.]+ s \\|`, 'm'));
     expect(out).toMatch(/^\| 2 \| ours \| 1 \| [\d.]+ s \| -?\d+ ms \| [\d.]+ \| \d+ MB \| \d+ \/ \d+ ms \|$/m);
     expect(out).toContain('reproduce: npm run e2e:up && npm run bench:peers');
   });
@@ -73,10 +74,10 @@ describe('benchmark smoke runs', () => {
   peerIt(`bench:matrix runs its scenarios against every system and prints the matrix${skipped}`, async () => {
     needPeers();
     const out = await bench('matrix.js', ['--smoke']);
-    expect(out).toMatch(/^\| # \| scenario \| ours \| sts-phased \| rollout-operator \|$/m);
+    expect(out).toMatch(/^\| # \| scenario \| ours \| sts-phased \| rollout-operator \| Kruise Rollouts \|$/m);
     // Ours holds a new template with a failing gate; the row has a result for each system.
-    expect(out).toMatch(/^\| 1a \| [^|]+ \| 0\/6 replaced \| \d\/6 replaced[^|]* \| \d\/6 replaced[^|]* \|$/m);
-    expect(out).toMatch(/^\| 7b \| [^|]+ \| 0\/6 replaced; [^|]+ \| \d\/6 replaced; [^|]+ \| n\/a \(no Prometheus gate\) \|$/m);
+    expect(out).toMatch(/^\| 1a \| [^|]+ \| 0\/6 replaced \| \d\/6 replaced[^|]* \| \d\/6 replaced[^|]* \| \d\/6 replaced[^|]* \|$/m);
+    expect(out).toMatch(/^\| 7b \| [^|]+ \| 0\/6 replaced; [^|]+ \| \d\/6 replaced; [^|]+ \| n\/a \(no Prometheus gate\) \| n\/a \([^)]*metric gate[^|]*\) \|$/m);
     expect(out).not.toContain('error:');
   });
 

@@ -10,6 +10,10 @@
 #   3. the build cache $PHASED_ROLLOUT_CACHE/bin/<component>-<version>/<name>, built from the Go module
 #      proxy when missing or when its --version does not match the pinned one.
 # Prints the directory that holds all of them (symlinks) on the last line of stdout.
+#
+# PHASED_ROLLOUT_BINARIES=demo: only what `npm run demo` runs (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, kwok, kwokctl, helm); the rest is built when the e2e suite or the real
+# node first asks for it (the same cache, the same folder of links).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -30,7 +34,17 @@ log() { echo "[k8s-binaries] $*" >&2; }
 # A cold build takes 15-30 min on 2 cores, most of it in a few `go build`s that print nothing. Each
 # long step runs under `progress`, which says which binary (n of TOTAL) and the time spent: a live bar
 # on a terminal, a plain line every 10 s otherwise (CI, pipes), so nothing sits silent for long.
-TOTAL=15
+binaries=${PHASED_ROLLOUT_BINARIES:-all}
+case $binaries in
+  all) k8s_components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy) ;;
+  demo) k8s_components=(kube-apiserver kube-controller-manager kube-scheduler) ;;
+  *) echo "[k8s-binaries] PHASED_ROLLOUT_BINARIES is all or demo; got $binaries" >&2; exit 2 ;;
+esac
+# Binaries are numbered in build order: Kubernetes' (and kubectl), etcd, kwok, helm, then for `all`
+# lua-health, cert-manager's four, and the node tools.
+k8s_n=$(( ${#k8s_components[@]} + 1 ))
+etcd_n=$((k8s_n + 1)) kwok_n=$((k8s_n + 2)) helm_n=$((k8s_n + 3)) lua_n=$((k8s_n + 4)) cm_n=$((k8s_n + 5)) node_n=$((k8s_n + 9))
+if [ "$binaries" = demo ]; then TOTAL=$helm_n; else TOTAL=$node_n; fi
 t_start=$(date +%s)
 fmt_secs() { local s=$1; if [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
 # progress N LABEL CMD...: runs CMD (binary N of TOTAL) and reports on it until it ends; returns its status.
@@ -75,7 +89,7 @@ build_kubernetes() {
   local v=$KUBERNETES_VERSION minor staging=v0${KUBERNETES_VERSION#v1}
   minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
   local todo=()
-  for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do
+  for c in "${k8s_components[@]}"; do
     version_ok "$k8s_dir/$c" "$v" || todo+=("$c")
   done
   [ -x "$k8s_dir/kubectl" ] || todo+=(kubectl)
@@ -112,8 +126,8 @@ build_etcd() {
   (
     cd "$w"
     go mod init phased-rollout.local/etcd-build >/dev/null 2>&1
-    progress 7 "fetching the modules etcd needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
-    progress 7 "building etcd" go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
+    progress $etcd_n "fetching the modules etcd needs" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    progress $etcd_n "building etcd" go build -trimpath -ldflags "-s -w" -o "$etcd_dir/etcd" go.etcd.io/etcd/server/v3
   )
   rm -rf "$w"
 }
@@ -122,7 +136,7 @@ build_kwok() {
   if version_ok "$kwok_dir/kwokctl" "$KWOK_VERSION" && [ -x "$kwok_dir/kwok" ]; then log "kwok $KWOK_VERSION cached"; return; fi
   log "building kwok $KWOK_VERSION"
   mkdir -p "$kwok_dir"
-  GOBIN=$kwok_dir progress 8 "building kwok and kwokctl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+  GOBIN=$kwok_dir progress $kwok_n "building kwok and kwokctl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
     "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
@@ -132,7 +146,7 @@ build_helm() {
   mkdir -p "$helm_dir"
   # Without these, a go-installed helm reports "v3.22" and templates for Kubernetes v1.20.
   local minor; minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  GOBIN=$helm_dir progress 9 "building helm" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+  GOBIN=$helm_dir progress $helm_n "building helm" go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
@@ -157,14 +171,14 @@ build_cert_manager() {
     go mod edit "${args[@]}"
     local ld="-s -w -X $m/pkg/util.AppVersion=$CERT_MANAGER_VERSION"
     for c in controller cainjector webhook ctl; do
-      progress 11 "fetching the modules of cert-manager $c" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "$m/cmd/$c@$CERT_MANAGER_VERSION"
+      progress $cm_n "fetching the modules of cert-manager $c" bash -c 'go get "$1" >/dev/null 2>&1 || go get "$1"' _ "$m/cmd/$c@$CERT_MANAGER_VERSION"
     done
-    local i=10
+    local i=$((cm_n - 1))
     for c in controller cainjector webhook; do
       i=$((i + 1))
       progress "$i" "building cert-manager $c" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-$c" "$m/cmd/$c"
     done
-    progress 14 "building cmctl" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
+    progress $((cm_n + 3)) "building cmctl" go build -trimpath -ldflags "$ld" -o "$cm_dir/cert-manager-cmctl" "$m/cmd/ctl"
     # The CRDs ship as Helm templates whose only template parts are labels: drop those lines.
     for f in "$dir"/deploy/crds/crd-*.yaml; do echo "---"; sed -e '/{{/d' "$f"; done > "$cm_dir/cert-manager-crds.yaml"
   )
@@ -179,7 +193,7 @@ build_lua_health() {
   if [ -x "$lua_dir/lua-health" ]; then log "lua-health cached"; return; fi
   log "building lua-health"
   mkdir -p "$lua_dir"
-  (cd "$here/lua-health" && progress 10 "building lua-health" go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
+  (cd "$here/lua-health" && progress $lua_n "building lua-health" go build -trimpath -ldflags "-s -w" -o "$lua_dir/lua-health" .)
 }
 
 # The real node's cluster DNS (hack/node/node.sh runs it beside kubelet) and crictl (its cleanup and the
@@ -187,27 +201,31 @@ build_lua_health() {
 build_node_tools() {
   if version_ok "$coredns_dir/coredns" "$COREDNS_VERSION"; then log "coredns $COREDNS_VERSION cached"; else
     mkdir -p "$coredns_dir"
-    GOBIN=$coredns_dir progress 15 "building coredns" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+    GOBIN=$coredns_dir progress $node_n "building coredns" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
   fi
   if [ -x "$crictl_dir/crictl" ]; then log "crictl $CRICTL_VERSION cached"; else
     mkdir -p "$crictl_dir"
-    GOBIN=$crictl_dir progress 15 "building crictl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
+    GOBIN=$crictl_dir progress $node_n "building crictl" go install -trimpath -ldflags "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION" "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION"
   fi
 }
 
 need() { for n in "$@"; do from_user "$n" >/dev/null || return 0; done; return 1; }
-need kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy && build_kubernetes
+need "${k8s_components[@]}" kubectl && build_kubernetes
 need etcd && build_etcd
 need kwok kwokctl && build_kwok
 need helm && build_helm
-build_lua_health
-need cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl && build_cert_manager
-need coredns crictl && build_node_tools
+if [ "$binaries" = all ]; then
+  build_lua_health
+  need cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl && build_cert_manager
+  need coredns crictl && build_node_tools
+fi
 
 mkdir -p "$out"
 link() { local src; src=$(from_user "$1" || echo "$2/$1"); [ -e "$src" ] || { log "missing $1"; exit 1; }; ln -sfn "$src" "$out/$1"; }
-for n in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do link "$n" "$k8s_dir"; done
-link coredns "$coredns_dir"; link crictl "$crictl_dir"
-link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"; link lua-health "$lua_dir"
-for n in cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl cert-manager-crds.yaml; do link "$n" "$cm_dir"; done
+for n in "${k8s_components[@]}" kubectl; do link "$n" "$k8s_dir"; done
+link etcd "$etcd_dir"; link kwok "$kwok_dir"; link kwokctl "$kwok_dir"; link helm "$helm_dir"
+if [ "$binaries" = all ]; then
+  link coredns "$coredns_dir"; link crictl "$crictl_dir"; link lua-health "$lua_dir"
+  for n in cert-manager-controller cert-manager-cainjector cert-manager-webhook cert-manager-cmctl cert-manager-crds.yaml; do link "$n" "$cm_dir"; done
+fi
 echo "$out"

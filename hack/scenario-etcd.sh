@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill> [--system ours|plain] [--rate N] [--keep]
+# npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill> [--system ours|plain|grafana|kruise] [--rate N] [--keep]
 # Builds what is stale, brings the test environment up with its real node (hack/e2e-up.sh; a healthy one
 # is left as it is), builds and imports the two etcd images (hack/node/images.sh etcd), then runs the
 # scenario (scenarios/etcd/main.ts). The environment stays up afterwards: npm run e2e:down stops it.

@@ -6,14 +6,17 @@ describe('the scenario command line', () => {
     [['upgrade'], { name: 'upgrade', system: 'ours', rate: 20, keep: false, quiet: false }],
     [['zones', '--system', 'grafana', '--rate', '50', '--keep', '--quiet'], { name: 'zones', system: 'grafana', rate: 50, keep: true, quiet: true }],
     [['bad-release', '--system=plain', '--e2e-dir', '/tmp/x'], { name: 'bad-release', system: 'plain', rate: 20, keep: false, quiet: false, e2eDir: '/tmp/x' }],
+    [['bad-release', '--system', 'kruise'], { name: 'bad-release', system: 'kruise', rate: 20, keep: false, quiet: false }],
   ])('%j is read', (argv, want) => expect(readArgs(argv)).toEqual(want));
 
   it.each([
     [[], 'one scenario'],
     [['upgrade', 'zones'], 'one scenario'],
     [['rollout'], 'one scenario, one of upgrade, bad-release, zones, controller-kill, demo; got ["rollout"]'],
-    [['upgrade', '--system', 'argo'], 'upgrade runs with --system ours or plain or grafana; got "argo"'],
+    [['upgrade', '--system', 'argo'], 'upgrade runs with --system ours or plain or grafana or kruise; got "argo"'],
     [['controller-kill', '--system', 'grafana'], 'controller-kill runs with --system ours or plain'],
+    // No zones in Kruise Rollouts: the zones scenario is not its.
+    [['zones', '--system', 'kruise'], 'zones runs with --system ours or plain or grafana; got "kruise"'],
     [['demo', '--system', 'plain'], 'demo runs with --system ours'],
     [['upgrade', '--rate', '0'], '--rate is writes per second, an integer 1..500; got "0"'],
     [['upgrade', '--rate', '501'], 'got "501"'],

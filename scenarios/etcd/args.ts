@@ -6,8 +6,8 @@ import { SCENARIOS, type ScenarioName } from './scenarios.js';
 
 /** SYSTEMS are the systems each scenario runs with (controller-kill needs a controller of ours; the demo is ours). */
 export const SYSTEMS: Record<ScenarioName, System[]> = {
-  upgrade: ['ours', 'plain', 'grafana'],
-  'bad-release': ['ours', 'plain', 'grafana'],
+  upgrade: ['ours', 'plain', 'grafana', 'kruise'],
+  'bad-release': ['ours', 'plain', 'grafana', 'kruise'],
   zones: ['ours', 'plain', 'grafana'],
   'controller-kill': ['ours', 'plain'],
   demo: ['ours'],
@@ -24,7 +24,7 @@ export interface Args {
 }
 
 /** USAGE is printed with every refusal. */
-export const USAGE = `usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain|grafana] [--rate 1..500] [--keep] [--quiet]
+export const USAGE = `usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain|grafana|kruise] [--rate 1..500] [--keep] [--quiet]
   systems: ${Object.entries(SYSTEMS).map(([n, s]) => `${n}: ${s.join(', ')}`).join('; ')}`;
 
 /** readArgs checks a command line: the arguments, or why they are refused (one line, then USAGE). */

@@ -1,20 +1,22 @@
 #!/usr/bin/env node
 // npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo> [--system ours|plain|grafana] [--rate N] [--keep]
 // A real 3-member etcd cluster on the test environment's real node, rolled under a steady write load, by
-// phased-rollout (ours), by the StatefulSet controller alone (plain), or by grafana/rollout-operator built
-// from its source snapshot (grafana; upgrade, bad-release and zones). hack/scenario-etcd.sh brings the
+// phased-rollout (ours), by the StatefulSet controller alone (plain), by grafana/rollout-operator built
+// from its source snapshot (grafana; upgrade, bad-release and zones), or by OpenKruise Rollouts built
+// from the Go module proxy (kruise; upgrade and bad-release: it has no zones). hack/scenario-etcd.sh brings the
 // environment up and the etcd images in first. The last line is the RESULT; the line before says what
 // else was seen (DETAIL). With ours, a missed expectation (expectations.ts) is printed and the exit code
 // is 1.
 import type { ChildProcess } from 'node:child_process';
-import { peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer } from '../../bench/peer-systems.js';
+import * as kruise from '../../bench/kruise.js';
+import { kruise as kruisePeer, kubectl as peerKubectl, peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer, stopSystem } from '../../bench/peer-systems.js';
 import { readArgs, USAGE } from './args.js';
 import { abortAll, onAbort } from './cleanup.js';
 import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
 import { unmet } from './expectations.js';
 import { resultLine } from './results.js';
-import { badRelease, demo, layoutOf, Stage, upgrade, zonesScenario, type Context, type Outcome } from './scenarios.js';
+import { badRelease, demo, layoutOf, Stage, until, upgrade, zonesScenario, type Context, type Outcome } from './scenarios.js';
 
 const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
@@ -56,18 +58,30 @@ async function main(): Promise<number> {
     peer = await startPeer('ro-5s', namespace, peers);
     ctx.say(`grafana/rollout-operator ${commits['rollout-operator']} watching ${namespace} (-reconcile.interval 5s)`);
   }
+  if (system === 'kruise') {
+    peer = await startPeer('kruise', namespace, '');
+    ctx.say(`OpenKruise Rollouts ${kruisePeer().version} running (cluster-wide, as it installs)`);
+    // Its Rollout, one per StatefulSet, made once the members are ready: one member per batch, no pause.
+    ctx.adopt = async (sets) => {
+      for (const s of sets) peerKubectl(['apply', '-f', '-'], kruise.rollout(namespace, s.name, s.replicas));
+      await until('its Rollouts Healthy', 60_000, () => sets.every((s) => kruise.ready(peerKubectl, namespace, s.name)));
+      ctx.say(`Rollout of ${sets.map((s) => s.name).join(', ')}: Healthy (steps of 1 member, no pause)`);
+    };
+  }
+  const stop = () => (system === 'kruise' ? stopSystem('kruise', peer, namespace) : stopPeer(peer));
   const stage = new Stage(ctx, layoutOf(name, namespace));
   const unregister = onAbort(async () => {
+    await stop();
     await stage.close(args.keep);
-    await stopPeer(peer);
   });
   let outcome: Outcome;
   try {
     outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
   } finally {
     unregister();
+    // Kruise first: its Rollouts carry its finalizer, so they go while it runs.
+    await stop();
     await stage.close(args.keep);
-    await stopPeer(peer);
   }
   if (peerDied()) throw new Error(peerDied());
   const s = outcome.summary;

@@ -14,9 +14,10 @@ export type Release = { kind: 'good'; image: string } | { kind: 'bad'; image: st
 /**
  * System is who rolls the template: phased-rollout (opted in), the StatefulSet controller alone, or
  * grafana/rollout-operator (the peer: OnDelete StatefulSets in a `rollout-group`, pods deleted by it
- * one at a time while every pod of the group is ready; readiness only, no health gate).
+ * one at a time while every pod of the group is ready; readiness only, no health gate), or OpenKruise
+ * Rollouts (a RollingUpdate StatefulSet under its Rollout, one member per batch; readiness only).
  */
-export type System = 'ours' | 'plain' | 'grafana';
+export type System = 'ours' | 'plain' | 'grafana' | 'kruise';
 
 /** Layout: one StatefulSet of three, or three StatefulSets of one (zones a, b, c). */
 export interface Layout {

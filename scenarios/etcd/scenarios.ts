@@ -33,6 +33,8 @@ export interface Context {
   say: (s: string) => void;
   /** Called every second with the writer's counters while it runs. */
   onTick?: (line: string) => void;
+  /** Called once the members are first ready, before anything rolls: a peer that needs an object of its own per StatefulSet (Kruise's Rollout) gets it here. */
+  adopt?: (statefulSets: { name: string; replicas: number }[]) => Promise<void>;
 }
 
 /** Outcome is a finished scenario. */
@@ -102,11 +104,12 @@ export class Stage {
     // Applied, not created: the peer's set-up (grafana) makes the namespace first, with its RBAC.
     await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.layout.namespace } }]);
     this.observer.start();
-    const who = { ours: 'opted in to phased-rollout with the etcd gate', plain: 'RollingUpdate, no phased-rollout', grafana: 'OnDelete, rolled by grafana/rollout-operator' }[this.ctx.system];
+    const who = { ours: 'opted in to phased-rollout with the etcd gate', plain: 'RollingUpdate, no phased-rollout', grafana: 'OnDelete, rolled by grafana/rollout-operator', kruise: 'RollingUpdate under an OpenKruise Rollout, one member per batch' }[this.ctx.system];
     say(`${this.names.length} etcd members (${release.image}) in namespace ${this.layout.namespace}, ${who}`);
     await cluster.apply([service(this.layout), ...statefulSets(this.layout, release, this.ctx.system)]);
     await until('every member ready', 4 * MINUTES, () => this.observer.downNow() === 0);
     await until('a first write', 2 * MINUTES, async () => (await this.probeWrite()) === undefined);
+    await this.ctx.adopt?.(this.layout.sets);
     if (this.ctx.system === 'ours') {
       await until('Prometheus to see three members with a leader', 2 * MINUTES, () => this.observer.gatePassing('phased-rollout.io/query'));
     }

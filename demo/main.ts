@@ -49,7 +49,7 @@ async function main(): Promise<number> {
   }
   process.stdout.write('phased-rollout demo: a Prometheus-gated StatefulSet rollout on a local control plane\n');
 
-  say('local control plane: kube-apiserver, the StatefulSet controller, kwok nodes, Prometheus (a machine's first run builds the binaries it runs: about 19 min on 2 cores)');
+  say('local control plane: kube-apiserver, the StatefulSet controller, kwok nodes, Prometheus (the first run on a machine builds the binaries it runs: about 19 min on 2 cores)');
   const up = await run('bash', [resolve(ROOT, 'hack', 'e2e-up.sh')], { env: harness, echo: true, timeoutMs: 3_600_000 });
   if (up.code !== 0) throw new Error('the local control plane did not come up (see above)');
   const e = readEnv();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo> [--system ours|plain|grafana] [--rate N] [--keep]
+// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo> [--system ours|plain|grafana|kruise] [--rate N] [--keep]
 // A real 3-member etcd cluster on the test environment's real node, rolled under a steady write load, by
 // phased-rollout (ours), by the StatefulSet controller alone (plain), by grafana/rollout-operator built
 // from its source snapshot (grafana; upgrade, bad-release and zones), or by OpenKruise Rollouts built
@@ -9,7 +9,7 @@
 // is 1.
 import type { ChildProcess } from 'node:child_process';
 import * as kruise from '../../bench/kruise.js';
-import { kruise as kruisePeer, kubectl as peerKubectl, peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopPeer, stopSystem } from '../../bench/peer-systems.js';
+import { kruise as kruisePeer, kubectl as peerKubectl, peerDied, preparePeers, requirePeerSnapshots, setUp, startPeer, stopSystem } from '../../bench/peer-systems.js';
 import { readArgs, USAGE } from './args.js';
 import { abortAll, onAbort } from './cleanup.js';
 import { Cluster, readEnv } from './cluster.js';
@@ -68,7 +68,7 @@ async function main(): Promise<number> {
       ctx.say(`Rollout of ${sets.map((s) => s.name).join(', ')}: Healthy (steps of 1 member, no pause)`);
     };
   }
-  const stop = () => (system === 'kruise' ? stopSystem('kruise', peer, namespace) : stopPeer(peer));
+  const stop = () => stopSystem(system, peer, namespace);
   const stage = new Stage(ctx, layoutOf(name, namespace));
   const unregister = onAbort(async () => {
     await stop();

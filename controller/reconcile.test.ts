@@ -17,10 +17,10 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const KEY = 'ns/db';
 const ANN = { [KEYS.enabled]: 'true', [KEYS.query]: 'up', [KEYS.initialDelaySeconds]: '0', [KEYS.periodSeconds]: '1', [KEYS.successThreshold]: '1' };
 
-function statefulSet(o: { partition?: number; generation?: number; update?: string; current?: string; rv?: number } = {}): V1StatefulSet {
+function statefulSet(o: { partition?: number; generation?: number; update?: string; current?: string; rv?: number; annotations?: Record<string, string> } = {}): V1StatefulSet {
   const generation = o.generation ?? 2;
   return {
-    metadata: { name: 'db', namespace: 'ns', uid: 'sts-uid', generation, resourceVersion: String(o.rv ?? 100), annotations: { ...ANN } },
+    metadata: { name: 'db', namespace: 'ns', uid: 'sts-uid', generation, resourceVersion: String(o.rv ?? 100), annotations: { ...ANN, ...o.annotations } },
     spec: { replicas: 3, selector: {}, serviceName: 'db', template: {}, updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: o.partition ?? 3 } } },
     status: { replicas: 3, observedGeneration: generation, updateRevision: o.update ?? 'new', currentRevision: o.current ?? 'old' },
   };
@@ -529,8 +529,9 @@ describe('Reconciler', () => {
   });
 
   it('pod deletion: 404 and 409 (gone, or replaced) are fine; the Event says StrandedPodDeleted', async () => {
-    // A revert with a not-ready pod on the abandoned revision.
-    const mk = () => fakeCluster(statefulSet({ update: 'old', current: 'old', partition: 0 }), [pod(0, 'old'), pod(1, 'new', false), pod(2, 'old')]);
+    // A revert (an undo of the rollout of `new`, which started from `old`) with a not-ready pod on the abandoned revision.
+    const undone = { [KEYS.status]: JSON.stringify({ phase: 'Checking', revision: 'new', partition: 1, replicas: 3, updated: 1, message: '', since: '', previousRevision: 'old' }) };
+    const mk = () => fakeCluster(statefulSet({ update: 'old', current: 'old', partition: 0, annotations: undone }), [pod(0, 'old'), pod(1, 'new', false), pod(2, 'old')]);
     const ok = mk();
     await reconciler(ok).reconcile(KEY);
     expect(ok.writes).toContain('delete db-1');

@@ -435,7 +435,7 @@ describe('plan: rollout groups', () => {
     expect(halted.phase).toBe('Queued');
     expect(partitionMoves(halted)).toEqual([]);
     expect(statusOf(halted)?.message).toContain('halted: member a failed its rollout');
-    const revert = plan({ ...input(sts({ ann: ann(2), partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new!'])), group: [member('a', 0, { failed: true })] });
+    const revert = plan({ ...input(sts({ ann: ann(2), partition: 2, updateRevision: 'old', status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new!'])), group: [member('a', 0, { failed: true })] });
     expect(revert.phase).toBe('RollingBack');
     expect(partitionMoves(revert)).toEqual([0]);
   });
@@ -491,7 +491,7 @@ describe('plan: zone safety in a group', () => {
   it('its own pods never hold it through the group; the final check and a rollback never wait', () => {
     const final = runChecks({ ...input(sts({ ann: ann(0), partition: 0 }), pods(['new', 'new', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] }, ['pass', 'pass']);
     expect(final.r.phase).toBe('Completed');
-    const revert = plan({ ...input(sts({ ann: ann(0), partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] });
+    const revert = plan({ ...input(sts({ ann: ann(0), partition: 2, updateRevision: 'old', status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new'])), group: [member('b', 1, { down: 'b-2 is not ready' })] });
     expect(revert.phase).toBe('RollingBack');
   });
 
@@ -590,7 +590,7 @@ describe('plan: PodDisruptionBudgets', () => {
 
   it('the final check and a revert never wait for a PDB', () => {
     expect(runChecks({ ...input(sts({ partition: 0 }), pods(['new', 'new', 'new'])), budgets: [pdb(0)] }, ['pass', 'pass']).r.phase).toBe('Completed');
-    expect(plan({ ...input(sts({ partition: 2, updateRevision: 'old' }), pods(['old', 'old', 'new'])), budgets: [pdb(0)] }).phase).toBe('RollingBack');
+    expect(plan({ ...input(sts({ partition: 2, updateRevision: 'old', status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new'])), budgets: [pdb(0)] }).phase).toBe('RollingBack');
   });
 });
 
@@ -745,7 +745,7 @@ describe('plan: analysis (comparison gates, dry-run, inconclusive, error-limit, 
     expect(plan({ ...input(sts({ ann, partition: 2 }), p), policies: transient })).toMatchObject({ phase: 'Queued', actions: [], requeueAfterMs: 2000 });
     const missing = {};
     // A revert (kubectl rollout undo) restores the pods without a gate.
-    const revert = plan({ ...input(sts({ ann, partition: 2, updateRevision: 'old', currentRevision: 'old' }), pods(['old', 'old', 'new!'])), policies: missing });
+    const revert = plan({ ...input(sts({ ann, partition: 2, updateRevision: 'old', currentRevision: 'old', status: { phase: 'Checking', partition: 2, previousRevision: 'old' } }), pods(['old', 'old', 'new!'])), policies: missing });
     expect(revert.phase).toBe('RollingBack');
     expect(partitionMoves(revert)).toEqual([0]);
     // Failed stays Failed (no gate runs again on its own when the policy comes back).
@@ -850,7 +850,7 @@ describe('plan: on-failure rollback, abort, progress deadline', () => {
   });
 
   it('finishes a rollback whose template patch did not land, and never rolls it twice once the template is back', () => {
-    const st = { phase: 'RollingBack' as const, revision: 'new', partition: 2, failedRevision: 'new', failureReason: 'FailureThreshold' as const, message: 'm' };
+    const st = { phase: 'RollingBack' as const, revision: 'new', partition: 2, failedRevision: 'new', failureReason: 'FailureThreshold' as const, previousRevision: 'old', message: 'm' };
     // The status says a rollback of `new` began, the template still names `new`: restore again (idempotent).
     expect(restoreOf(plan(input(sts({ ann: RB, partition: 2, status: st }), pods(['old', 'old', 'new']))))).toEqual(['old']);
     // Template back: the StatefulSet controller names `old` again; the revert path restores pods without a gate.
@@ -929,7 +929,7 @@ describe('plan: on-failure rollback, abort, progress deadline', () => {
 
 describe('plan: revert, new revisions, stranded pods, scaling', () => {
   it('revert (updateRevision == currentRevision, pods elsewhere): partition 0, no gate, not-ready pods deleted', () => {
-    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3, status: { phase: 'Checking', revision: 'new' } });
+    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3, status: { phase: 'Checking', revision: 'new', previousRevision: 'old' } });
     const r = plan(input(s, pods(['old', 'new', 'new!'])));
     expect(r.phase).toBe('RollingBack');
     expect(r.check).toBeUndefined();
@@ -1101,7 +1101,7 @@ describe('plan: safety review regressions', () => {
   });
 
   it('a revert restored by this process re-pins without a gate; after a restart it verifies first', () => {
-    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3 });
+    const s = sts({ updateRevision: 'old', currentRevision: 'old', partition: 3, status: { phase: 'Checking', revision: 'new', previousRevision: 'old' } });
     const r = plan(input(s, pods(['old', 'new', 'new'])));
     expect(r.memory?.reverting).toBe(true);
     const back = sts({ updateRevision: 'old', currentRevision: 'old', partition: 0 });
@@ -1385,7 +1385,7 @@ describe('plan: safety review 2', () => {
     const mem = plan(input(sts({ partition: 1 }), pods(['old', 'new', 'new']))).memory;
     expect(plan(input(sts({ partition: 0, currentRevision: 'new' }), lagging, T0 + 100, mem)).phase).toBe('WaitingForPods');
     // A real revert (the status is of the revision left behind) is still one.
-    expect(plan(input(sts({ partition: 0, updateRevision: 'old', currentRevision: 'old', status: { phase: 'Checking', revision: 'new', partition: 0 } }), pods(['old', 'new', 'new']))).phase).toBe('RollingBack');
+    expect(plan(input(sts({ partition: 0, updateRevision: 'old', currentRevision: 'old', status: { phase: 'Checking', revision: 'new', partition: 0, previousRevision: 'old' } }), pods(['old', 'new', 'new']))).phase).toBe('RollingBack');
   });
 
   it('5: the PartitionLowered Events of two revisions differ, so the API server never merges them', () => {
@@ -1918,5 +1918,71 @@ describe('plan: ClusterRolloutGates that select the namespace', () => {
     expect(r.check).toBeUndefined();
     expect(partitionMoves(r)).toEqual([]);
     expect(statusOf(r)?.message).toMatch(/ClusterRolloutGate audit \(enforced on this namespace by its namespaceSelector\) has Prometheus gates, which go only to the controller's own --prometheus-url/);
+  });
+});
+
+// Issue 46 §1: a StatefulSet deleted with --cascade=orphan and created again with a new template adopts
+// the old pods; the StatefulSet controller makes the new revision current at once (a new object has no
+// current revision), and the new object carries no status of ours. Each row failed before its fix.
+describe('plan: no record vouches for the current revision (orphan delete and re-create)', () => {
+  const RB = { ...FAST, [KEYS.failureThreshold]: '2', [KEYS.onFailure]: 'rollback' };
+  const adopted = (o: Partial<StatefulSetView> & { ann?: Record<string, string>; status?: Partial<RolloutStatus> } = {}) => sts({ ann: RB, partition: 3, currentRevision: 'new', ...o });
+  const restoreOf = (r: PlanResult) => of(r, 'restoreTemplate').map((a) => a.revision);
+
+  it('is a gated rollout from the pods revision, never a revert: nothing moves before a check, and the record says so', () => {
+    const r = plan(input(adopted(), pods(['old', 'old', 'old'])));
+    expect(r.phase).not.toBe('RollingBack');
+    expect(partitionMoves(r)).toEqual([]);
+    expect(r.memory?.reverting).toBeUndefined();
+    expect(events(r)).toContain('RevisionUnverified');
+    expect(statusOf(r)).toMatchObject({ revision: 'new', previousRevision: 'old', unverifiedRevision: 'new' });
+  });
+
+  it('a failing gate moves no pod and rolls the template back to the pods revision', () => {
+    const { r } = runChecks(input(adopted(), pods(['old', 'old', 'old'])), ['fail', 'fail']);
+    expect(r.phase).toBe('RollingBack');
+    expect(restoreOf(r)).toEqual(['old']);
+    expect(r.actions.filter((a) => a.type === 'setPartition' && a.to < 3)).toEqual([]);
+    // Template back (update `old`, current still `new`): every pod already runs it; nothing is released.
+    const back = plan(input(adopted({ updateRevision: 'old', status: statusOf(r) }), pods(['old', 'old', 'old']), T0 + 5000));
+    expect(back.phase).toBe('RollingBack');
+    expect(partitionMoves(back)).toEqual([]);
+  });
+
+  it('a passing gate releases one pod at a time, each step on its own checks, and completes after the last', () => {
+    const first = runChecks(input(adopted(), pods(['old', 'old', 'old'])), ['pass', 'pass']);
+    expect(partitionMoves(first.r)).toEqual([2]);
+    let status = statusOf(plan(input(adopted(), pods(['old', 'old', 'old']))));
+    status = { ...status!, ...(statusOf(first.r) ?? {}) };
+    // Looked at again with the record (and after a restart: no memory) it stays a rollout.
+    const restarted = plan(input(adopted({ partition: 2, status }), pods(['old', 'old', 'new']), first.now + 1000));
+    expect(restarted.phase).not.toBe('RollingBack');
+    expect(partitionMoves(restarted)).toEqual([]);
+    expect(events(restarted)).not.toContain('RevisionUnverified');
+    const second = runChecks(input(adopted({ partition: 2, status }), pods(['old', 'old', 'new']), first.now + 1000), ['pass', 'pass']);
+    expect(partitionMoves(second.r)).toEqual([1]);
+    const last = runChecks(input(adopted({ partition: 0, status: { ...status, partition: 0 } }), pods(['new', 'new', 'new']), second.now + 1000), ['pass', 'pass']);
+    expect(last.r.phase).toBe('Completed');
+    expect(statusOf(last.r)?.unverifiedRevision).toBeUndefined();
+  });
+
+  it('a record that names the current revision as known-good still makes it a revert', () => {
+    const p = pods(['old', 'old', 'new']);
+    const undo = (status: Partial<RolloutStatus>) => plan(input(sts({ ann: RB, partition: 2, updateRevision: 'old', currentRevision: 'old', status }), p)).phase;
+    expect(undo({ phase: 'Checking', revision: 'new', partition: 2, previousRevision: 'old' })).toBe('RollingBack');
+    expect(undo({ phase: 'RollingBack', revision: 'old', partition: 0 })).toBe('RollingBack');
+    expect(undo({ phase: 'RollingBack', revision: 'new', failedRevision: 'new', previousRevision: 'old' })).toBe('RollingBack');
+    // This process restoring it (memory) vouches too.
+    const reverting: Memory = { step: 'old@revert', revision: 'old', seenAtMs: T0, streak: 0, failures: 0, reverting: true };
+    expect(plan(input(sts({ ann: RB, partition: 2, updateRevision: 'old', currentRevision: 'old' }), p, T0, reverting)).phase).toBe('RollingBack');
+    // A status that only says another revision was rolling (from somewhere else) vouches for nothing.
+    expect(undo({ phase: 'Checking', revision: 'new', partition: 2, previousRevision: 'older' })).not.toBe('RollingBack');
+    // Nor does a settled status of the pods' revision copied onto the new object (kubectl get -o yaml | apply).
+    expect(plan(input(adopted({ status: { phase: 'Completed', revision: 'old', partition: 3 } }), pods(['old', 'old', 'old']))).phase).not.toBe('RollingBack');
+  });
+
+  it('the pods revision is the one most pods run', () => {
+    const r = plan(input(adopted(), pods(['x', 'old', 'old'])));
+    expect(statusOf(r)?.previousRevision).toBe('old');
   });
 });

@@ -4,7 +4,7 @@ import { formatProblems, parseAnnotations } from '../annotations.js';
 import { readStatus } from './status.js';
 import { groupWait, hasStarted } from './groups.js';
 import { podsIdentity } from './holds.js';
-import { growthRaise, laggingPod, pinnedFor, restoring, returningToStart, rollbackTarget, rolloutOnRecord, unfinishedRollout } from './revisions.js';
+import { adoptedFrom, growthRaise, laggingPod, pinnedFor, restoring, returningToStart, revertVouched, rollbackTarget, rolloutOnRecord, unfinishedRollout } from './revisions.js';
 import { retried } from './retry.js';
 import { checkEndpoints } from './endpoints.js';
 import { withPolicies, type PolicyProblem } from '../policies/merge.js';
@@ -115,7 +115,13 @@ export function plan(given0: PlanInput): PlanResult {
   // forward path waits for the pods, then verifies the last one.
   // So is one the status says is unfinished in any phase, or an undo left unverified (revisions.ts).
   const rollingThis = rolloutOnRecord(prev, revision) || (input.memory?.revision === revision && input.memory.reverting !== true);
-  if ((current === revision && stale.length > 0 && !rollingThis) || back) {
+  // Current, pods elsewhere, and nothing on record vouches for the current revision (a StatefulSet
+  // deleted with --cascade=orphan and created again adopts the old pods, and a new object's current
+  // revision is its update revision; a status lost or not ours): a rollout from the pods' revision,
+  // gated, never a revert that releases every pod at once. This process's memory of rolling it says
+  // nothing of where it started.
+  const adopted = current === revision && stale.length > 0 && !rolloutOnRecord(prev, revision) && !back && !revertVouched(prev, input.memory, revision) ? adoptedFrom(stale) : undefined;
+  if ((current === revision && stale.length > 0 && !rollingThis && adopted === undefined) || back) {
     delete c.previous;
     if (stale.length === 0) {
       return finish(c, 'RollingBack', `every pod on revision ${revision}; waiting for the StatefulSet controller to make it current`, { memory: input.memory, requeueAfterMs: 1000 }, sts.partition);
@@ -161,12 +167,13 @@ export function plan(given0: PlanInput): PlanResult {
     // that proves nothing about it. A rollout left unfinished stays unfinished: the pods that come
     // back run it and are checked (and rolled back on failure) before it completes.
     // Time at 0 counts toward no deadline (the memory goes, as with a pause).
-    const unfinished = restored ? undefined : unfinishedRollout(prev, revision);
+    const unfinished = restored ? undefined : (unfinishedRollout(prev, revision) ?? adopted);
     if (unfinished) {
       c.previous = unfinished;
+      if (adopted !== undefined) adopt(c, adopted);
       if (sts.replicas === 0) return waitAtZero(c);
       // A pod shown on another revision is the pod cache lagging behind the StatefulSet's: wait for it.
-      const lagging = laggingPod(stale, sts.partition, prev, revision);
+      const lagging = laggingPod(stale, sts.partition, prev?.unverifiedRevision === revision || adopted !== undefined);
       if (lagging) return finish(c, 'WaitingForPods', `waiting for pod ${lagging.name} to show revision ${revision}, which the StatefulSet controller made current`, { memory: input.memory, requeueAfterMs: 1000 });
     } else if (sts.partition >= sts.replicas || sts.partition > 0 || restored) {
       // Idle. A partition below replicas here comes from a scale through the scale subresource, a
@@ -206,4 +213,15 @@ export function plan(given0: PlanInput): PlanResult {
   }
   if (policyProblem) return policyHold(c, policyProblem);
   return forward(c, cfg, check, byIndex);
+}
+
+/**
+ * adopt records a rollout with no record of its start (plan: `adopted`): the update revision is named
+ * as left unverified, so that it stays a rollout from the pods' revision until it is verified or rolled
+ * back (src/rollout/revisions.ts), and a Warning says why nothing moves without a gate.
+ */
+function adopt(c: Ctx, from: string): void {
+  c.status = { ...c.status, unverifiedRevision: c.revision };
+  if (c.prev?.unverifiedRevision === c.revision) return;
+  c.actions.push({ type: 'event', eventType: 'Warning', reason: 'RevisionUnverified', message: `revision ${c.revision} is current, but no record of this controller says it was verified (the StatefulSet was created again over its pods, or its status is missing or not signed); pods run ${from}: rolling ${c.revision} from ${from} one gated step at a time` });
 }

@@ -45,11 +45,12 @@ export function rolloutOnRecord(prev: RolloutStatus | undefined, revision: strin
  * laggingPod is the first pod the cache shows on another revision than `revision`, which the
  * StatefulSet controller made current (after the last step, or at 0 replicas): the pod cache lagging
  * behind the StatefulSet's, to be waited for. Not a pod below the partition that an undo of this
- * revision restored (the status names it as left unverified): the StatefulSet controller never replaces
- * a pod below the partition, so a wait would be forever; the rollout steps it, gated.
+ * revision restored, or one adopted with the StatefulSet made anew (`unverified`: the status names the
+ * revision as left unverified, or no record vouches for it, adoptedFrom): the StatefulSet controller
+ * never replaces a pod below the partition, so a wait would be forever; the rollout steps it, gated.
  */
-export function laggingPod(stale: readonly PodView[], partition: number, prev: RolloutStatus | undefined, revision: string): PodView | undefined {
-  return stale.find((p) => p.index >= partition || prev?.unverifiedRevision !== revision);
+export function laggingPod(stale: readonly PodView[], partition: number, unverified: boolean): PodView | undefined {
+  return stale.find((p) => p.index >= partition || !unverified);
 }
 
 /**
@@ -169,6 +170,36 @@ export function growthRaise(sts: PlanInput['sts'], pinned: number | undefined): 
     { type: 'setPartition', from: sts.partition, to: sts.replicas },
     { type: 'event', eventType: 'Normal', reason: 'PartitionRaised', message: `replicas grew from ${pinned} to ${sts.replicas} mid-rollout; partition ${sts.partition} -> ${sts.replicas} so new pods start on the current revision` },
   ];
+}
+
+/**
+ * revertVouched: positive evidence that `revision`, current and the update revision at once, is one to
+ * go back to without a gate: this process is restoring it, or the record names it as settled (verified,
+ * restored, taken as it was), as what a rollback restores, or as where an unfinished rollout started
+ * (its previousRevision: the current revision then). Nothing else makes "current is X, pods elsewhere"
+ * a revert: a StatefulSet deleted with --cascade=orphan and created again with a new template adopts
+ * the old pods, and the StatefulSet controller makes the new revision current at once (a new object has
+ * no current revision), with no record of ours on the new object. That is a rollout from the pods'
+ * revision, gated (adoptedFrom).
+ */
+export function revertVouched(prev: RolloutStatus | undefined, m: Memory | undefined, revision: string): boolean {
+  if (m?.reverting === true && m.revision === revision) return true;
+  if (!prev) return false;
+  if (prev.revision === revision && (SETTLED.has(prev.phase) || prev.phase === 'RollingBack')) return true;
+  return prev.previousRevision === revision || restoresOf(prev) === revision;
+}
+
+/**
+ * adoptedFrom is the revision a rollout with no record of its start rolls from: the one most of the
+ * pods on another revision run (on a tie, the lowest ordinal's). What a rollback of it returns to: the
+ * pods ran it before the StatefulSet was made anew; no record says more.
+ */
+export function adoptedFrom(stale: readonly PodView[]): string | undefined {
+  const counts = new Map<string, number>();
+  for (const p of [...stale].sort((a, b) => a.index - b.index)) counts.set(p.revision, (counts.get(p.revision) ?? 0) + 1);
+  let best: string | undefined;
+  for (const [rev, n] of counts) if (best === undefined || n > (counts.get(best) ?? 0)) best = rev;
+  return best;
 }
 
 /**

@@ -8,7 +8,7 @@ export const controllerSchema = {
   'prometheus-url': { kind: 'string', doc: 'Prometheus base URL for StatefulSets without phased-rollout.io/prometheus-url' },
   'allowed-prometheus-urls': { kind: 'list', doc: 'query only Prometheus URLs under these prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },
   'platform-prometheus-url': { kind: 'string', doc: "where the queries of a ClusterRolloutGate with tenantScoped: false go, without the tenant parameter (an un-proxied Prometheus for the platform's own checks); default: --prometheus-url" },
-  'prometheus-tenant-label': { kind: 'string', doc: "send every gate query with <label>=<the StatefulSet's namespace> as a URL parameter, the form prom-label-proxy enforces (e.g. namespace); needs --allowed-prometheus-urls, so that no StatefulSet names a Prometheus without the proxy" },
+  'prometheus-tenant-label': { kind: 'string', doc: "send every gate query with <label>=<the StatefulSet's namespace> as a URL parameter, the form prom-label-proxy enforces (e.g. namespace); needs --allowed-prometheus-urls, so that no StatefulSet names a Prometheus without the proxy, and --allowed-gate-urls, so that no HTTP gate or hook calls one" },
   'prometheus-timeout': { kind: 'duration', default: '10s', doc: 'timeout of one gate query' },
   'max-gate-answer-bytes': { kind: 'int', default: '262144', doc: 'largest Prometheus answer read for one gate query (bytes); a larger one is an error, never a pass (a gate needs a sample or a few, not megabytes)' },
   'allowed-gate-urls': { kind: 'list', doc: 'call HTTP gates (phased-rollout.io/http.<name>) only under these URL prefixes (repeat or comma-separate; empty: any); others make the StatefulSet Invalid' },

@@ -22,6 +22,7 @@ beforeAll(async () => {
       seen.push({ path: req.url ?? '', method: req.method ?? '', type: req.headers['content-type'] ?? '', body: data ? JSON.parse(data) : undefined });
       if (req.url === '/ok') return void res.writeHead(200).end('switched');
       if (req.url === '/slow') return void setTimeout(() => res.writeHead(200).end(), 1000).unref();
+      if (req.url === '/leak') return void res.writeHead(422).end('{"error":"bad data: tenant-b revenue \u001b[2J4711\n\n is not a number"}');
       res.writeHead(503).end('no candidate on the new revision');
     });
   });
@@ -46,9 +47,12 @@ describe('postHook', () => {
     ['/fail', 'fail', 'HTTP 503: no candidate on the new revision'],
     ['/slow', 'error', 'timed out after 300 ms'],
   ])('%s: %s', async (path, result, detail) => {
-    const v = await postHook(`${base}${path}`, { pod: 'pg-0' }, 300);
+    const v = await postHook(`${base}${path}`, { pod: 'pg-0' }, 300, true);
     expect(v.result).toBe(result);
     expect(v.detail).toContain(detail);
+  });
+  it('a failing answer without showBody: only its status', async () => {
+    expect(await postHook(`${base}/fail`, {}, 300)).toEqual({ result: 'fail', detail: 'HTTP 503', value: '503' });
   });
   it('no server: an error, not a failure', async () => {
     expect((await postHook('http://127.0.0.1:1/x', {}, 500)).result).toBe('error');
@@ -64,6 +68,18 @@ describe('runHooks', () => {
     expect(seen).toEqual([{ path: '/ok', method: 'POST', type: 'application/json', body: { hook: 'pg/hook.switchover', when: 'prepare', namespace: 'db', statefulset: 'pg', pod: 'pg-0', ordinal: 0, revision: 'r2', fromRevision: 'r1', direction: 'forward', updatedPods: ['pg-1', 'pg-2'], partition: 0 } }]);
     expect(d.events.reasons).toEqual(['HookStarted', 'HookSucceeded']);
     expect(await d.metrics.hookRuns.get()).toMatchObject({ values: [{ labels: { hook: 'pg/hook.switchover', when: 'prepare', result: 'pass' }, value: 1 }] });
+  });
+
+  it.each([
+    ['an empty list', [] as string[], 'HTTP 422'],
+    ['a list without it', ['http://hooks.db/'], undefined],
+    ['a list naming it', ['BASE/leak'], 'HTTP 422: {"error":"bad data: tenant-b revenue [2J4711 is not a number"}'],
+  ])('a failing HTTP hook shows its answer body only for a URL the operator listed (%s), stripped as an HTTP gate\'s', async (_, list, detail) => {
+    const d = deps({ allowedGateUrls: list.map((u) => u.replace('BASE', base)) });
+    const out = await runHooks(d, target, { runs: run({ url: `${base}/leak` }) }, Date.now());
+    if (detail) expect(out).toEqual([{ key: 'prepare:pg/hook.switchover:pg-0@r2@0', result: 'fail', detail }]);
+    else expect(out[0]?.result).toBe('error');
+    expect(JSON.stringify(out)).not.toContain(list.length === 0 ? '4711' : '\u001b');
   });
 
   it('an HTTP hook off the allow-list is never sent', async () => {

@@ -6,7 +6,8 @@ import type { BatchV1Api, ConfigurationOptions } from '@kubernetes/client-node';
 import { withDeadline } from '../src/k8s/deadline.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import { boundedGet } from '../src/net/bounded-get.js';
-import { urlAllowed } from '../src/prometheus/allowed.js';
+import { BODY_IN_DETAIL, bodyInDetail } from '../src/http-gate/verdict.js';
+import { listed, urlAllowed } from '../src/prometheus/allowed.js';
 import type { HookOutcome, HookRequest, HookRun } from '../src/rollout/hooks.js';
 import type { Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -23,7 +24,7 @@ export interface HookDeps {
   allowedGateUrls?: readonly string[];
   write: () => ConfigurationOptions;
   /** The POST of an HTTP hook; postHook when absent (tests stand in a server's answer). */
-  post?: (url: string, body: unknown, timeoutMs: number) => Promise<Verdict>;
+  post?: (url: string, body: unknown, timeoutMs: number, showBody: boolean) => Promise<Verdict>;
 }
 
 /** hookBody is what an HTTP hook receives, and (as PHASED_ROLLOUT_* variables) a Job hook. */
@@ -54,18 +55,23 @@ function hookEnv(r: HookRun): Record<string, string> {
   };
 }
 
-/** postHook sends one HTTP hook: a 2xx answer is success, any other a failure, no answer (or a timeout) an error. */
-export async function postHook(url: string, body: unknown, timeoutMs: number): Promise<Verdict> {
+/**
+ * postHook sends one HTTP hook: a 2xx answer is success, any other a failure, no answer (or a timeout) an
+ * error. A failing answer's body is shown (as an HTTP gate's: its start, stripped) only with `showBody`,
+ * for a URL the operator listed: with an empty list a hook could POST to any address the controller
+ * reaches (an un-proxied Prometheus with the query in the URL) and read its error text in the Event.
+ */
+export async function postHook(url: string, body: unknown, timeoutMs: number, showBody = false): Promise<Verdict> {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
     return { result: 'error', detail: 'invalid hook URL' };
   }
-  const r = await boundedGet(u, { timeoutMs, maxBody: 512, overflow: 'truncate', postJson: body });
+  const r = await boundedGet(u, { timeoutMs, maxBody: BODY_IN_DETAIL + 1, overflow: 'truncate', postJson: body });
   if ('error' in r) return { result: 'error', detail: `no answer from ${url}: ${r.error}` };
   if (r.status >= 200 && r.status < 300) return { result: 'pass', detail: `HTTP ${r.status}`, value: String(r.status) };
-  return { result: 'fail', detail: `HTTP ${r.status}${r.body ? `: ${r.body.slice(0, 200)}` : ''}`, value: String(r.status) };
+  return { result: 'fail', detail: `HTTP ${r.status}${showBody ? bodyInDetail(r.body) : ''}`, value: String(r.status) };
 }
 
 /**
@@ -88,7 +94,7 @@ export async function runHooks(d: HookDeps, t: EventTarget, req: HookRequest, no
     }
   } else if (run.url && urlAllowed(run.url, d.allowedGateUrls ?? [])) {
     await d.events.emit(t, 'Normal', 'HookStarted', `${run.when} hook ${run.hook} for pod ${run.pod}: POST ${run.url}`, d.write());
-    const v = await (d.post ?? postHook)(run.url, hookBody(t, run), run.timeoutSeconds * 1000);
+    const v = await (d.post ?? postHook)(run.url, hookBody(t, run), run.timeoutSeconds * 1000, listed(run.url, d.allowedGateUrls ?? []));
     outcome = { key: run.key, result: v.result === 'inconclusive' ? 'error' : v.result, detail: v.detail };
   } else outcome = { key: run.key, result: 'error', detail: `hook ${run.hook} has no Job template and no allowed URL` };
   if (outcome.result !== 'running') {

@@ -46,6 +46,13 @@ async function main(): Promise<void> {
     log.fatal({}, "--prometheus-tenant-label needs --allowed-prometheus-urls (the proxy's URL): otherwise a StatefulSet can send its queries to a Prometheus without the proxy");
     process.exit(2);
   }
+  // An HTTP gate or hook calls what the list allows, with the controller's network reach: with an empty
+  // list one could GET or POST the Prometheus behind the proxy (the query in its URL) and read the
+  // answer's status, the bypass the tenancy is there to prevent.
+  if (c['prometheus-tenant-label'] && c['allowed-gate-urls'].length === 0) {
+    log.fatal({}, '--prometheus-tenant-label needs --allowed-gate-urls: otherwise an HTTP gate or hook can call a Prometheus without the proxy and read its answer');
+    process.exit(2);
+  }
   // A label name, and not one of the query API's own parameters (it would replace the query or its time).
   if (c['prometheus-tenant-label'] && (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(c['prometheus-tenant-label']) || ['query', 'time', 'timeout', 'limit'].includes(c['prometheus-tenant-label']))) {
     log.fatal({ label: c['prometheus-tenant-label'] }, '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit');

@@ -45,7 +45,8 @@ describe('queries stay in their tenant (prom-label-proxy)', () => {
     await eventually(async () => expect((await fetch(`${proxyUrl}/api/v1/query?query=up`)).status).toBe(400), 20_000, 200);
     await harnessProcess('stop', 'controller');
     const metrics = await freePort();
-    controller = start(shipped('controller'), ['--kubeconfig', e.CONTROLLER_KUBECONFIG ?? '', '--prometheus-url', proxyUrl, '--allowed-prometheus-urls', proxyUrl, '--prometheus-tenant-label', 'namespace', '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', team]);
+    // The controller refuses the tenant label with an empty --allowed-gate-urls; this test has no HTTP gates.
+    controller = start(shipped('controller'), ['--kubeconfig', e.CONTROLLER_KUBECONFIG ?? '', '--prometheus-url', proxyUrl, '--allowed-prometheus-urls', proxyUrl, '--prometheus-tenant-label', 'namespace', '--allowed-gate-urls', 'http://health.invalid/', '--metrics-port', String(metrics), '--bind-address', '127.0.0.1', '--namespace', team]);
     await waitHttp(`http://127.0.0.1:${metrics}/readyz`);
   });
 

@@ -16,8 +16,9 @@ describe('phased-rollout-controller start-up', () => {
 describe('phased-rollout-controller start-up: tenancy', () => {
   it.each([
     [['--prometheus-tenant-label', 'namespace'], "--prometheus-tenant-label needs --allowed-prometheus-urls (the proxy's URL): otherwise a StatefulSet can send its queries to a Prometheus without the proxy"],
-    [['--prometheus-tenant-label', 'query', '--allowed-prometheus-urls', 'http://proxy:8080'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
-    [['--prometheus-tenant-label', 'name-space', '--allowed-prometheus-urls', 'http://proxy:8080'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
+    [['--prometheus-tenant-label', 'namespace', '--allowed-prometheus-urls', 'http://proxy:8080'], "--prometheus-tenant-label needs --allowed-gate-urls: otherwise an HTTP gate or hook can call a Prometheus without the proxy and read its answer"],
+    [['--prometheus-tenant-label', 'query', '--allowed-prometheus-urls', 'http://proxy:8080', '--allowed-gate-urls', 'http://consul:8500/v1/'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
+    [['--prometheus-tenant-label', 'name-space', '--allowed-prometheus-urls', 'http://proxy:8080', '--allowed-gate-urls', 'http://consul:8500/v1/'], '--prometheus-tenant-label must be a Prometheus label name other than query, time, timeout and limit'],
   ])('exits 2 on %j, saying why', async (flags, msg) => {
     const c = start(shipped('controller'), ['--kubeconfig', '/nonexistent', ...flags]);
     const { code } = await c.exited;

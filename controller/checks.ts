@@ -13,7 +13,7 @@ import { judgeComparison } from '../src/analysis/compare.js';
 import { combineVerdicts, type NamedVerdict } from '../src/rollout/gates.js';
 import type { CheckRequest, Memory, Verdict } from '../src/rollout/types.js';
 import { runJobGates } from './jobs.js';
-import type { ReconcileDeps } from './reconcile.js';
+import type { ReconcileDeps } from './deps.js';
 
 /**
  * runChecks runs every gate of one check at once and returns each gate's verdict (dry-run gates marked);

@@ -19,6 +19,7 @@ export const controllerSchema = {
   'notify-format': { kind: 'string', default: 'json', doc: 'body of --notify-url messages: json, or slack (an incoming-webhook message)' },
   'notify-min-interval': { kind: 'duration', zero: true, default: '1s', doc: 'at most one notification per destination per this long (waiting step messages of a rollout are merged, up to 50 pods a message); 0s: no limit' },
   'notify-timeout': { kind: 'duration', default: '5s', doc: 'upper bound of one notification attempt (5 attempts with backoff, then it is dropped and counted)' },
+  'status-key-secret': { kind: 'string', doc: "NAMESPACE/NAME of the Secret whose data key \"key\" seals the status annotation (an HMAC with the StatefulSet's UID; \"previous\", if present, still verifies: a rotation); made with a random key when absent. A status that does not verify is no record: the rollout goes on from what the pods show, gated. Empty: statuses are neither sealed nor checked" },
   'metrics-port': { kind: 'port', default: '8080', doc: 'plain-HTTP port for /metrics, /healthz and /readyz' },
   'bind-address': { kind: 'string', default: '0.0.0.0', doc: 'address the metrics port listens on' },
   'leader-elect': { kind: 'bool', doc: 'hold a coordination.k8s.io/v1 Lease so only one replica acts' },

@@ -20,6 +20,8 @@ import { controllerSchema } from './config.js';
 import { notifications, notifyConfigProblems } from './notify.js';
 import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
 import { enforcedIn, policyInformers, refsOf, startInBackground } from './policies.js';
+import { loadStatusKeys } from './status-key.js';
+import type { StatusKeys } from '../src/rollout/status-seal.js';
 
 const PROGRAM = 'phased-rollout-controller';
 /** LOSS_EXIT_MS bounds how long a replica that lost the Lease waits for running reconciles. */
@@ -176,6 +178,21 @@ async function main(): Promise<void> {
   optedIn = (s) => isOptedInObject(s) || enforcedIn(s.metadata?.namespace, gatePolicies);
   let stopping = false;
 
+  // The status key first: a status sealed by no key we hold must never be read as a record.
+  let statusKeys: StatusKeys | undefined;
+  if (c['status-key-secret']) {
+    try {
+      const loaded = await loadStatusKeys(core, c['status-key-secret']);
+      statusKeys = loaded.keys;
+      log.info({ secret: c['status-key-secret'], created: loaded.created, keys: loaded.keys.verify.length }, 'status key loaded');
+    } catch (err) {
+      log.fatal({ secret: c['status-key-secret'], reason: apiErrorMessage(err) }, 'cannot read or make the status key Secret');
+      process.exit(1);
+    }
+  } else {
+    log.warn({}, 'no --status-key-secret: statuses are neither sealed nor checked, so a status written past the webhook (a gap in admission) is read as our record');
+  }
+
   const told = notifications({ urls: c['notify-url'], allowedUrls: c['allowed-notify-urls'], format: c['notify-format'], timeoutMs: c['notify-timeout'], requestTimeoutMs: c['request-timeout'], minIntervalMs: c['notify-min-interval'] }, core, log, metrics);
   let elector: LeaderElector | undefined;
   const reconciler = new Reconciler({
@@ -198,6 +215,7 @@ async function main(): Promise<void> {
     maxGateAnswerBytes: c['max-gate-answer-bytes'],
     resyncMs: c['resync-period'],
     requestTimeoutMs: c['request-timeout'],
+    ...(statusKeys ? { statusKeys } : {}),
     // With leader election no write starts once the renew deadline has passed (see leader.ts).
     fence: () => (elector ? elector.fence() : Infinity),
     notify: told.notify,

@@ -3,6 +3,7 @@
 import type { AppsV1Api, CoreV1Api, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import fastJsonPatch from 'fast-json-patch';
 import { KEYS } from '../src/annotations.js';
+import { sealStatus, statusTrust } from '../src/rollout/status-seal.js';
 import { FenceClosed } from '../src/k8s/deadline.js';
 import type { EventRecorder } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
@@ -120,7 +121,7 @@ function fakeCluster(initial: V1StatefulSet, pods: V1Pod[]) {
   return { server, sts, podCache, writes, events, failures, apps, core, recorder, revisions, live, lists };
 }
 
-function reconciler(c: ReturnType<typeof fakeCluster>, o: { tenantLabel?: string; wake?: (key: string) => void; query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch'] } = {}) {
+function reconciler(c: ReturnType<typeof fakeCluster>, o: { tenantLabel?: string; wake?: (key: string) => void; query?: (q: GateQuery) => Promise<Verdict>; samples?: ReconcileDeps['samples']; metrics?: ReconcileDeps['metrics']; fence?: () => number; now?: () => number; budgets?: ReconcileDeps['budgets']; policies?: ReconcileDeps['policies']; batch?: ReconcileDeps['batch']; statusKeys?: ReconcileDeps['statusKeys'] } = {}) {
   const deps: ReconcileDeps = {
     statefulSets: c.sts.inf,
     pods: c.podCache.inf,
@@ -140,6 +141,7 @@ function reconciler(c: ReturnType<typeof fakeCluster>, o: { tenantLabel?: string
     ...(o.policies ? { policies: o.policies } : {}),
     ...(o.batch ? { batch: o.batch } : {}),
     ...(o.tenantLabel ? { tenantLabel: o.tenantLabel } : {}),
+    ...(o.statusKeys ? { statusKeys: o.statusKeys } : {}),
   };
   // With `wake`: a reconcile is one reconcile, as the queue runs it.
   return o.wake ? new Reconciler({ ...deps, wake: o.wake }) : roundTrips(deps);
@@ -745,5 +747,36 @@ describe('Reconciler: checks in the background', () => {
     q.answer({ result: 'pass', detail: 'ok' });
     await r.idle();
     expect(partitionOf(c.server.sts)).toBe(2);
+  });
+});
+
+// Issue 46 §1: the status is sealed by a key only the controller reads; one that does not verify is no
+// record. A hand-written RollingBack over pods of another revision (an admission gap) released every pod
+// at once before; now it is a gated rollout. Each row failed before its fix.
+describe('Reconciler: the sealed status', () => {
+  const key = Buffer.alloc(32, 5);
+  const statusKeys = { sign: key, verify: [key] };
+  const rollingBack = { phase: 'RollingBack', revision: 'new', partition: 0, replicas: 3, updated: 0, message: '', since: '', failedRevision: 'new', previousRevision: 'old' };
+  // `old` current and update, pods on `new`: a revert if (and only if) the record is ours.
+  const undoState = (status: string) => statefulSet({ update: 'old', current: 'old', partition: 3, annotations: { [KEYS.status]: status } });
+  const p = () => [pod(0, 'new'), pod(1, 'new'), pod(2, 'new')];
+
+  it('a hand-written or forged status is no record: no ungated revert, one StatusNotTrusted Warning, and what is written is sealed', async () => {
+    const forged = JSON.stringify({ ...rollingBack, phase: 'Checking', revision: 'x', previousRevision: 'old' });
+    for (const raw of [forged, sealStatus(rollingBack as never, 'another-uid', statusKeys)]) {
+      const c = fakeCluster(undoState(raw), p());
+      await reconciler(c, { statusKeys, query: async () => ({ result: 'fail', detail: 'failing' }) }).reconcile(KEY);
+      expect(c.writes.filter((w) => w.startsWith('partition [0]'))).toEqual([]);
+      expect(c.events.filter((e) => e === 'StatusNotTrusted')).toHaveLength(1);
+      const written = c.server.sts.metadata?.annotations?.[KEYS.status] ?? '';
+      expect(statusTrust({ [KEYS.status]: written }, 'sts-uid', statusKeys)).toBe('sealed');
+    }
+  });
+
+  it('a status this controller sealed for this StatefulSet is its record: the revert goes on', async () => {
+    const c = fakeCluster(undoState(sealStatus({ ...rollingBack, phase: 'Checking' } as never, 'sts-uid', statusKeys)), p());
+    await reconciler(c, { statusKeys }).reconcile(KEY);
+    expect(c.writes.some((w) => w.startsWith('partition [0]'))).toBe(true);
+    expect(c.events).not.toContain('StatusNotTrusted');
   });
 });

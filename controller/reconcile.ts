@@ -1,31 +1,28 @@
 // One reconcile of one StatefulSet: read the caches, plan(), take the verdict of a gate check (or a
 // hook's outcome) that ended for this very state or start it in the background (controller/background.ts),
 // plan() again with it, apply the actions (controller/writes.ts). All decisions are in src/rollout/plan.ts.
-import type { AppsV1Api, BatchV1Api, CoreV1Api, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
-import type { Fence } from '../src/k8s/deadline.js';
-import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
-import type { ResilientInformer } from '../src/k8s/informer.js';
+import type { EventTarget } from '../src/k8s/events.js';
 import { selectorMatches } from '../src/k8s/selector.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
-import type { HttpGateCall } from '../src/http-gate/client.js';
-import type { GateQuery } from '../src/prometheus/client.js';
 import { groupOf } from '../src/rollout/groups.js';
-import type { Notification } from '../src/rollout/notify.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
-import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView, type Verdict } from '../src/rollout/types.js';
+import { trustedAnnotations } from '../src/rollout/status-seal.js';
+import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
-import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
 import { peerMember, type Peer } from './live-peers.js';
 import { newerVersion } from '../src/k8s/resource-version.js';
 import { Requeue } from '../src/runtime/queue.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
-import { policiesOf, type PolicyInformers } from './policies.js';
+import { policiesOf } from './policies.js';
 import type { SelectedPolicy } from '../src/policies/scope.js';
 import { runChecks } from './checks.js';
 import { runHooks } from './hooks.js';
 import { Writer } from './writes.js';
+import type { ReconcileDeps } from './deps.js';
+export type { ReconcileDeps } from './deps.js';
 export { podChanged } from './writes.js';
 import { Background, tokenOf } from './background.js';
 import { FairSlots } from '../src/runtime/fair-slots.js';
@@ -37,57 +34,6 @@ const STOP_WAIT_MS = 1000;
 
 /** How often a check whose Job gate's Job still runs looks again. */
 const JOB_POLL_MS = 2000;
-
-/** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
-export interface ReconcileDeps {
-  statefulSets: ResilientInformer<V1StatefulSet>;
-  pods: ResilientInformer<V1Pod>;
-  /** PodDisruptionBudgets: each step asks the ones over the pods first (phased-rollout.io/respect-pdb). */
-  budgets?: ResilientInformer<V1PodDisruptionBudget>;
-  /** The gate policies (phased-rollout.io/gates); absent: a reference is never found. */
-  policies?: PolicyInformers;
-  apps: AppsV1Api;
-  core: CoreV1Api;
-  /** Job gates' Jobs (gate policies' `jobs`); absent: a Job gate is an error. */
-  batch?: BatchV1Api;
-  events: EventRecorder;
-  metrics: ControllerMetrics;
-  log: Logger;
-  defaultPrometheusUrl?: string;
-  allowedPrometheusUrls?: readonly string[];
-  prometheusTimeoutMs: number;
-  /** --max-gate-answer-bytes: the largest Prometheus answer read for one query. */
-  maxGateAnswerBytes?: number;
-  resyncMs: number;
-  /** Upper bound of one API call. */
-  requestTimeoutMs?: number;
-  /** Guards every write: with leader election, no write starts once the renew deadline has passed. */
-  fence?: Fence;
-  now?: () => number;
-  query?: (q: GateQuery) => Promise<Verdict>;
-  /** A comparison gate's query for one revision: its sample values, or the error; querySamples when absent. */
-  samples?: (q: GateQuery) => Promise<number[] | Verdict>;
-  /** The HTTP gate call (phased-rollout.io/http.<name>); httpGate when absent. */
-  http?: (g: HttpGateCall) => Promise<Verdict>;
-  /** Upper bound of one HTTP gate request. */
-  httpGateTimeoutMs?: number;
-  /** The controller's --allowed-gate-urls. */
-  allowedGateUrls?: readonly string[];
-  /** The controller's --status-sync-wait (ms). */
-  statusSyncWaitMs?: number;
-  /** Hands notifications to the background sender (never blocks); `secret` is phased-rollout.io/notify. */
-  notify?: (target: EventTarget, secret: string | undefined, notifications: Notification[]) => void;
-  /** The slots checks and hooks run under (--max-checks-in-flight, --max-checks-per-namespace); one per controller. */
-  slots?: FairSlots;
-  /** Queues a key again: its check or hook has ended (absent: it is looked at on its next event or requeue). */
-  wake?: (key: string) => void;
-  /** --min-period-seconds: the floor of every period-seconds. */
-  minPeriodSeconds?: number;
-  /** --prometheus-tenant-label: queries carry the namespace in this URL parameter (prom-label-proxy). */
-  tenantLabel?: string;
-  /** --platform-prometheus-url: for the queries of ClusterRolloutGates with tenantScoped: false. */
-  platformPrometheusUrl?: string;
-}
 
 /** Slots when none are given (tests): the flags' defaults. */
 const DEFAULT_SLOTS = { total: 32, perTenant: 4 };
@@ -109,11 +55,15 @@ interface Snapshot {
   policies: PolicyLookup;
   /** The ClusterRolloutGates that select its namespace (src/policies/scope.ts). */
   selected: SelectedPolicy[];
+  /** The status annotation as found, when it is not sealed by our key: left out of `view`. */
+  distrusted?: { trust: 'unsealed' | 'forged'; raw: string };
 }
 
 /** Reconciler reconciles `namespace/name` keys and remembers per-StatefulSet check streaks. */
 export class Reconciler {
   private readonly memory = new Map<string, Memory>();
+  // The unsealed or forged status last told of (StatusNotTrusted), by key: told once each.
+  private readonly distrustTold = new Map<string, string>();
   // Read-your-writes: the object returned by our last patch, used while the informer has not caught up,
   // so a stale cache never makes us repeat a step or an Event.
   private readonly written = new Map<string, V1StatefulSet>();
@@ -175,7 +125,11 @@ export class Reconciler {
   private snapshot(key: string, namespace: string, name: string, nowMs: number): Snapshot | undefined {
     const sts = this.current(key, namespace, name);
     if (!sts) return undefined;
-    const view = statefulSetView(sts);
+    // A status that is not sealed by our key is no record: the planner never sees it (status-seal.ts).
+    const full = statefulSetView(sts);
+    const trusted = trustedAnnotations(full.annotations, sts.metadata?.uid ?? '', this.d.statusKeys);
+    const view = trusted.annotations === full.annotations ? full : { ...full, annotations: trusted.annotations };
+    const distrusted = trusted.trust === 'unsealed' || trusted.trust === 'forged' ? { trust: trusted.trust, raw: full.annotations[KEYS.status] ?? '' } : undefined;
     // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile,
     // and each pod's view is computed once per version of the pod (the informer replaces the object on
     // every change), not on every reconcile: a 1,000-pod StatefulSet is reconciled several times a step.
@@ -184,7 +138,7 @@ export class Reconciler {
     const budgets = this.budgetsOf(sts, raw);
     const { lookup: policies, selected } = policiesOf(sts, namespace, this.d.policies);
     const g = groupOf(view.annotations);
-    if (!g) return { sts, view, pods, budgets, policies, selected };
+    if (!g) return { sts, view, pods, budgets, policies, selected, ...(distrusted ? { distrusted } : {}) };
     // Peers through current(): our own last write of a peer (a step it just took) counts before the
     // cache shows it. Their pods decide the zone-safety rule (groups.ts).
     const peers: Peer[] = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
@@ -193,7 +147,7 @@ export class Reconciler {
     });
     const cached = (peerName: string, start: number) => this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, start) ?? []);
     const members = peers.map((p) => peerMember(p, cached, nowMs));
-    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies, selected };
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies, selected, ...(distrusted ? { distrusted } : {}) };
   }
 
   /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
@@ -308,6 +262,7 @@ export class Reconciler {
       s = fresh;
       r = this.planFor(s, now(), memory, hookOutcomes);
     }
+    r = this.distrustEvent(key, s, r);
     try {
       await this.writer.apply(key, s.sts, target, r, log, s.peers);
     } catch (err) {
@@ -330,6 +285,18 @@ export class Reconciler {
     return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), ...(this.d.platformPrometheusUrl ? { platformPrometheusUrl: this.d.platformPrometheusUrl } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
+  /**
+   * distrustEvent: a Warning, once for each status found unsealed or forged, ahead of the plan's own
+   * actions (its status write, sealed, replaces the one found).
+   */
+  private distrustEvent(key: string, snap: Snapshot, r: PlanResult): PlanResult {
+    if (!snap.distrusted || this.distrustTold.get(key) === snap.distrusted.raw) return r;
+    this.distrustTold.set(key, snap.distrusted.raw);
+    const why = snap.distrusted.trust === 'unsealed' ? 'is not sealed (written by hand, by an older controller, or while no status key was set)' : 'does not verify with the status key (edited, copied from another StatefulSet, or sealed with a key no longer listed)';
+    const message = `the status annotation ${why}: it is ignored, and the rollout goes on from what the pods and revisions show, gated`;
+    return { ...r, actions: [{ type: 'event', eventType: 'Warning', reason: 'StatusNotTrusted', message }, ...r.actions] };
+  }
+
   /** requireLiveCaches throws a Requeue unless both watches follow the server. */
   private requireLiveCaches(why: string): void {
     if (!this.d.statefulSets.live() || !this.d.pods.live() || (this.d.budgets && !this.d.budgets.live())) throw new Requeue(why, 1000);
@@ -345,6 +312,7 @@ export class Reconciler {
   }
 
   private forget(key: string, namespace: string, name: string): void {
+    this.distrustTold.delete(key);
     this.checks.forget(key);
     this.hooks.forget(key);
     this.memory.delete(key);

@@ -12,11 +12,12 @@ import { newerVersion } from '../src/k8s/resource-version.js';
 import { templateOf } from '../src/k8s/revisions.js';
 import { podView, slimStatefulSet } from '../src/k8s/view.js';
 import { notificationsOf } from '../src/rollout/notify.js';
+import { sealStatus } from '../src/rollout/status-seal.js';
 import type { Action, PlanResult, PodConfirm, RolloutStatus } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import { Requeue } from '../src/runtime/queue.js';
 import { livePeerDown, type Peer } from './live-peers.js';
-import type { ReconcileDeps } from './reconcile.js';
+import type { ReconcileDeps } from './deps.js';
 
 /** Writer applies plans for the Reconciler, which shares `written` with it. */
 export class Writer {
@@ -68,7 +69,7 @@ export class Writer {
       if (a.to < a.from) this.d.metrics.steps.inc({ namespace: t.namespace, statefulset: t.name });
     }
     if (status && !combined) {
-      const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
+      const value = status.type === 'writeStatus' ? sealStatus(status.status, sts.metadata?.uid ?? '', this.d.statusKeys) : null;
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
@@ -157,7 +158,7 @@ export class Writer {
           : [...guard, { op: 'add', path: '/spec/updateStrategy', value: { type: 'RollingUpdate', rollingUpdate: { partition: to } } }];
     // The status annotation with it (JSON Pointer escapes "/" as "~1"); `add` replaces an existing value.
     // An opted-in StatefulSet always has annotations (the opt-in is one).
-    if (status) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: JSON.stringify(status) });
+    if (status) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: sealStatus(status, sts.metadata?.uid ?? '', this.d.statusKeys) });
     try {
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },

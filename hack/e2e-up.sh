@@ -220,7 +220,7 @@ if [ -f dist/bundle/controller.mjs ]; then
   phase "controller"
   ctl_metrics=$(freeport)
   # The Node.js flags of the chart's controller.nodeArgs, so benchmarks measure what users run.
-  echo "env $runtime_env $node --max-semi-space-size=1 --optimize-for-size $root/dist/bundle/controller.mjs --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug" > "$state/cmd/controller"
+  echo "env $runtime_env $node --max-semi-space-size=1 --optimize-for-size $root/dist/bundle/controller.mjs --kubeconfig $state/controller.kubeconfig --prometheus-url http://127.0.0.1:$prom_port --metrics-port $ctl_metrics --bind-address 127.0.0.1 --log-level debug --status-key-secret phased-rollout-system/phased-rollout-controller-status-key" > "$state/cmd/controller"
   proc start controller
   wait_http "http://127.0.0.1:$ctl_metrics/readyz"
 fi

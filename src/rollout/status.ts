@@ -34,6 +34,7 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   holdPods: isText,
   history: isHistory,
   hooksDone: (v) => Array.isArray(v) && v.length <= 64 && v.every(isText),
+  seal: isText,
   released: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && Array.isArray((v as { pods?: unknown }).pods) && ((v as { pods: unknown[] }).pods).every(isText),
 };
 

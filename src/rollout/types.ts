@@ -74,6 +74,8 @@ export interface RolloutStatus {
   hooksDone?: string[];
   /** The pods the last step released, while their settle hooks are to run (`step`: `<revision>@<partition>`). */
   released?: { step: string; pods: string[] };
+  /** The controller's HMAC of the rest and the StatefulSet's UID (src/rollout/status-seal.ts); written last. */
+  seal?: string;
 }
 
 /**

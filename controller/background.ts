@@ -11,9 +11,13 @@ import { createHash } from 'node:crypto';
 import type { FairSlots, Ticket } from '../src/runtime/fair-slots.js';
 
 /**
- * How long a finished result waits to be taken. Its end queues the key at once and no worker is ever
- * held by a check, so it is taken within milliseconds; one left longer was asked for by a state that
- * has moved on (a hold came in between) and would be an old measurement if that state returned.
+ * How long a finished result waits to be taken, counted from its end. Its end queues the key at once
+ * and no worker is ever held by a check, so it is taken within milliseconds; one left longer was asked
+ * for by a state that has moved on (a hold came in between) and would be an old measurement if that
+ * state returned. Counted from the end, never the start: a check that runs longer than this would
+ * otherwise be stale as it ends, started again, forever (no step, no rollback). What the result is
+ * worth after a long run is the taker's to judge: it gets the start and end times
+ * (src/rollout/outcomes.ts, overranPasses).
  */
 export const FRESH_MS = 30_000;
 
@@ -49,8 +53,6 @@ export class Background<T> {
     /** Queues the key again: its work has ended. */
     private readonly wake: (key: string) => void,
     private readonly now: () => number = Date.now,
-    /** How a result's age is measured: from its start (a measurement: a check) or its end (a hook's outcome). */
-    private readonly ageFrom: 'start' | 'end' = 'end',
   ) {}
 
   /**
@@ -64,7 +66,7 @@ export class Background<T> {
     if (f && this.now() < f.until) throw f.error;
     const e = this.entries.get(key);
     // A result nobody took for long (the state left and came back to the same token) is measured again.
-    const stale = e?.state === 'done' && this.now() - ((this.ageFrom === 'start' ? e.startedAtMs : e.doneAtMs) ?? 0) > FRESH_MS;
+    const stale = e?.state === 'done' && this.now() - (e.doneAtMs ?? 0) > FRESH_MS;
     if (e && e.token === token && !stale) {
       if (e.state !== 'done') return { pending: e.state };
       this.entries.delete(key);

@@ -591,7 +591,7 @@ describe('Reconciler: Job gates', () => {
         if (jobs.some((j) => j.metadata.name === body.metadata.name)) throw apiError(409);
         calls.push(`create ${body.metadata.annotations['phased-rollout.io/partition']}`);
         jobs.push({ ...structuredClone(body), metadata: { ...structuredClone(body.metadata), uid: `job-${jobs.length}` }, status: {} });
-        return body;
+        return structuredClone(jobs.at(-1));
       },
       patchNamespacedJob: async ({ name, body }: { name: string; body: { metadata: { labels: Record<string, string> } } }) => {
         calls.push(`label ${name}`);
@@ -778,5 +778,42 @@ describe('Reconciler: the sealed status', () => {
     await reconciler(c, { statusKeys }).reconcile(KEY);
     expect(c.writes.some((w) => w.startsWith('partition [0]'))).toBe(true);
     expect(c.events).not.toContain('StatusNotTrusted');
+  });
+});
+
+// Issue 46 §2.1: a check longer than the 30 s a result waits to be taken was stale as it ended, started
+// again, forever: no step, no rollback (a failing 31 s check ran 6 times, nothing written). Failed before its fix.
+describe('Reconciler: a check that takes longer than 30 s', () => {
+  const slow = (result: 'pass' | 'fail', clock: { now: number }, calls: { n: number }) => async (): Promise<Verdict> => {
+    calls.n++;
+    clock.now += 31_000;
+    return { result, detail: `slow ${result}` };
+  };
+
+  it('failing: counted, and rolls back', async () => {
+    const clock = { now: T0 };
+    const calls = { n: 0 };
+    const s = statefulSet({ partition: 2 });
+    Object.assign(s.metadata!.annotations!, { [KEYS.failureThreshold]: '1', [KEYS.onFailure]: 'rollback' });
+    const c = fakeCluster(s, [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    await reconciler(c, { query: slow('fail', clock, calls), now: () => clock.now }).reconcile(KEY);
+    expect(calls.n).toBe(1);
+    expect(c.writes).toEqual(['status', 'template {"metadata":{"labels":{"v":"1"}}}']);
+  });
+
+  it('passing: never a step on a pass measured that long ago (an error, with why)', async () => {
+    const clock = { now: T0 };
+    const calls = { n: 0 };
+    const c = fakeCluster(statefulSet({ partition: 2 }), [pod(0, 'old'), pod(1, 'old'), pod(2, 'new')]);
+    const r = reconciler(c, { query: slow('pass', clock, calls), now: () => clock.now });
+    for (let i = 0; i < 3; i++) {
+      await r.reconcile(KEY);
+      clock.now += 2000;
+    }
+    expect(partitionOf(c.server.sts)).toBe(2);
+    expect(calls.n).toBeGreaterThanOrEqual(2);
+    const status = JSON.parse(c.server.sts.metadata!.annotations![KEYS.status]!);
+    expect(status.gate).toBe('error');
+    expect(status.message).toContain('longer than the 30 s a pass is good for');
   });
 });

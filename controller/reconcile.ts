@@ -8,6 +8,7 @@ import { selectorMatches } from '../src/k8s/selector.js';
 import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k8s/view.js';
 import { groupOf } from '../src/rollout/groups.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
+import { overranPasses } from '../src/rollout/outcomes.js';
 import { trustedAnnotations } from '../src/rollout/status-seal.js';
 import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -24,7 +25,7 @@ import { Writer } from './writes.js';
 import type { ReconcileDeps } from './deps.js';
 export type { ReconcileDeps } from './deps.js';
 export { podChanged } from './writes.js';
-import { Background, tokenOf } from './background.js';
+import { Background, FRESH_MS, tokenOf } from './background.js';
 import { FairSlots } from '../src/runtime/fair-slots.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { HookOutcome } from '../src/rollout/hooks.js';
@@ -82,8 +83,9 @@ export class Reconciler {
     this.writer = new Writer(d, this.written);
     const slots = d.slots ?? new FairSlots(DEFAULT_SLOTS);
     const wake = (key: string) => d.wake?.(key);
-    // A check's verdict is a measurement: its age counts from when it was asked.
-    this.checks = new Background(slots, wake, () => (d.now ?? Date.now)(), 'start');
+    // A check's verdict is a measurement: it counts from when it was asked (recordCheck), and a check
+    // that ran longer than a result is good for has its passes taken as errors (overranPasses).
+    this.checks = new Background(slots, wake, () => (d.now ?? Date.now)());
     this.hooks = new Background(slots, wake, () => (d.now ?? Date.now)());
   }
 
@@ -212,7 +214,7 @@ export class Reconciler {
       } else {
         // Counted when it was measured (Prometheus evaluates a query when it is asked): the next check
         // is due a period after this one's start, so checks are a period apart however long each takes.
-        memory = recordCheck(before, got.value, got.startedAtMs);
+        memory = recordCheck(before, overranPasses(got.value, got.doneAtMs - got.startedAtMs, FRESH_MS), got.startedAtMs);
         verdict = true;
         log.debug({ result: memory.lastVerdict?.result, detail: memory.lastVerdict?.detail, step: before.step }, 'gate checked');
       }

@@ -1,4 +1,5 @@
-import { recordCheck, recordVerdict } from './outcomes.js';
+import { overranPasses, recordCheck, recordVerdict } from './outcomes.js';
+import type { NamedVerdict } from './gates.js';
 import type { Memory } from './types.js';
 
 const M: Memory = { step: 's', revision: 'r', seenAtMs: 0, streak: 0, failures: 0 };
@@ -37,4 +38,14 @@ describe('recordCheck', () => {
     });
   });
   it('only dry-run gates: no enforced verdict, so an error (never a pass)', () => expect(recordCheck(M, [v('query', 'pass', true)], 0).lastVerdict?.result).toBe('error'));
+});
+
+describe('overranPasses (a check longer than a result is good for)', () => {
+  const v = (name: string, result: 'pass' | 'fail' | 'error'): NamedVerdict => ({ name, verdict: { result, detail: result } });
+  it.each<[string, number, string[]]>([
+    ['within the window: as measured', 30_000, ['pass', 'fail', 'error']],
+    ['over it: passes are errors, fails and errors stand', 30_001, ['error', 'fail', 'error']],
+  ])('%s', (_, took, want) => {
+    expect(overranPasses([v('a', 'pass'), v('b', 'fail'), v('c', 'error')], took, 30_000).map((r) => r.verdict.result)).toEqual(want);
+  });
 });

@@ -29,3 +29,14 @@ export function recordCheck(m: Memory, results: readonly NamedVerdict[], nowMs: 
   const verdict = combineVerdicts(results.filter((r) => !r.dryRun));
   return { ...recordVerdict(m, verdict, nowMs), history: recordMeasurements(m.history, results, nowMs) };
 }
+
+/**
+ * overranPasses: a check that ran longer than `limitMs` (the window a result is good for) measured
+ * its passes that long ago, so each pass counts as an error (never a step on an old pass); its fails
+ * and errors stand (the safe direction): a slow failing gate still rolls back.
+ */
+export function overranPasses(results: readonly NamedVerdict[], tookMs: number, limitMs: number): NamedVerdict[] {
+  if (tookMs <= limitMs) return [...results];
+  const why = `the check took ${Math.round(tookMs / 1000)} s, longer than the ${Math.round(limitMs / 1000)} s a pass is good for`;
+  return results.map((r) => (r.verdict.result === 'pass' ? { ...r, verdict: { result: 'error', detail: `${why} (it passed: ${r.verdict.detail})`, ...(r.verdict.value !== undefined ? { value: r.verdict.value } : {}) } } : r));
+}

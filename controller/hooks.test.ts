@@ -95,7 +95,7 @@ describe('runHooks', () => {
     const created: any[] = [];
     const batch = {
       listNamespacedJob: async () => ({ items: created }),
-      createNamespacedJob: async ({ body }: { body: any }) => void created.push({ ...body, metadata: { ...body.metadata, uid: 'job-uid', creationTimestamp: new Date().toISOString() } }),
+      createNamespacedJob: async ({ body }: { body: any }) => created[created.push({ ...body, metadata: { ...body.metadata, uid: 'job-uid', creationTimestamp: new Date().toISOString() } }) - 1],
     } as unknown as BatchV1Api;
     const template = { spec: { template: { spec: { containers: [{ name: 'switchover', image: 'patroni' }] } } } };
     const d = deps({ batch });
@@ -109,7 +109,7 @@ describe('runHooks', () => {
     const env = Object.fromEntries(job.spec.template.spec.containers[0].env.map((e: { name: string; value: string }) => [e.name, e.value]));
     expect(env).toMatchObject({ PHASED_ROLLOUT_HOOK: 'pg/hook.switchover', PHASED_ROLLOUT_POD: 'pg-0', PHASED_ROLLOUT_WHEN: 'prepare', PHASED_ROLLOUT_DIRECTION: 'forward', PHASED_ROLLOUT_UPDATED_PODS: 'pg-1,pg-2', PHASED_ROLLOUT_FROM_REVISION: 'r1', PHASED_ROLLOUT_ORDINAL: '0' });
     expect(d.events.reasons).toEqual(['HookStarted']);
-    // Found again (a restarted controller would find it the same way): waited for, not started twice.
+    // Found again: waited for, not started twice (its UID is the one this process created).
     expect(await runHooks(d, target, { runs }, Date.now())).toMatchObject([{ result: 'running' }]);
     expect(created).toHaveLength(1);
     created[0].status = { conditions: [{ type: 'Complete', status: 'True' }] };

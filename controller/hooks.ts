@@ -1,7 +1,7 @@
 // The I/O of member hooks (src/rollout/hooks.ts decides): run the first hook the planner is waiting for
 // (one at a time, in order) and say what came of it. A Job hook goes through the Job gates' machinery
-// (controller/jobs.ts: deterministic names, one Job at a time, found again after a restart, stopped when
-// its step is over); an HTTP hook is one POST of what it acts on. Events and metrics tell each outcome.
+// (controller/jobs.ts: deterministic names, one Job at a time, only a Job this process created believed,
+// stopped when its step is over); an HTTP hook is one POST of what it acts on. Events and metrics tell each outcome.
 import type { BatchV1Api, ConfigurationOptions } from '@kubernetes/client-node';
 import { withDeadline } from '../src/k8s/deadline.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';

@@ -5,6 +5,7 @@
 import { PatchStrategy, setHeaderOptions, type BatchV1Api, type ConfigurationOptions, type V1Job } from '@kubernetes/client-node';
 import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
+import { CreatedJobs } from '../src/jobs/created.js';
 import { decideJobs, jobView, labelValue, JOB_CHECKED, JOB_HOOK, JOB_LABEL, JOB_PARTITION, JOB_REVISION, type JobCheck, type JobView } from '../src/jobs/job-gate.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -17,7 +18,12 @@ export interface JobGateDeps {
   read: () => ConfigurationOptions;
   /** Options of a write (fenced: no write once the leader's renew deadline has passed). */
   write: () => ConfigurationOptions;
+  /** The Jobs this process created (only their outcomes count); the process's record when absent. */
+  created?: CreatedJobs;
 }
+
+/** processJobs is this process's record of the Jobs it created: one for the gates' and the hooks' Jobs. */
+const processJobs = new CreatedJobs();
 
 /** JobGateResults: the outcomes of the Job gates whose Job finished, and the gates still waiting for theirs. */
 export interface JobGateResults {
@@ -28,11 +34,15 @@ export interface JobGateResults {
 /** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
 export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number, kind: 'gate' | 'hook' = 'gate'): Promise<JobGateResults> {
   const owner = { namespace: t.namespace, name: t.name, uid: t.uid };
+  const created = d.created ?? processJobs;
   let views: JobView[];
   try {
+    const mark = created.mark();
     const list = await d.batch.listNamespacedJob({ namespace: t.namespace, labelSelector: `${JOB_LABEL}=${labelValue(t.name)}` }, d.read());
+    const all = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner, created.of(owner.uid)) ?? []);
+    created.keep(owner.uid, all.map((v) => v.uid), mark);
     // A gate's Jobs and a member hook's are decided apart: neither stops nor waits for the other's.
-    views = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner) ?? []).filter((v) => v.hook === (kind === 'hook'));
+    views = all.filter((v) => v.hook === (kind === 'hook'));
   } catch (err) {
     const why = `cannot list the ${kind === 'hook' ? 'hook' : 'check'} Jobs: ${apiErrorMessage(err)}`;
     return { results: checks.map((c) => ({ name: c.name, verdict: { result: 'error', detail: why } })), pending: [] };
@@ -59,18 +69,22 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
   }
   if (decision.create) {
     const { gate, job } = decision.create;
-    let created = false;
+    let started = false;
     try {
-      await d.batch.createNamespacedJob({ namespace: t.namespace, body: job as V1Job }, d.write());
-      created = true;
+      const made = await d.batch.createNamespacedJob({ namespace: t.namespace, body: job as V1Job }, d.write());
+      // The UID the API server gave this create is what makes the Job ours (src/jobs/created.ts).
+      if (!made.metadata?.uid) throw new Error('the API server answered without the Job\'s UID');
+      created.add(owner.uid, made.metadata.uid);
+      started = true;
     } catch (err) {
-      // 409: another controller (a leader handing over) created it a moment ago; the next check waits for it.
+      // 409: another controller (a leader handing over) created it a moment ago, or someone else took the
+      // name; either way not ours: the next check waits for it while it runs, then starts the next run.
       if (apiErrorCode(err) !== 409) {
         pending.splice(pending.indexOf(gate), 1);
         results.push({ name: gate, verdict: { result: 'error', detail: `cannot create the Job of gate ${gate}: ${apiErrorMessage(err)}` } });
       }
     }
-    if (created) {
+    if (started) {
       d.log.info({ job: job.metadata.name, [kind]: gate }, `${kind === 'hook' ? 'hook' : 'check'} Job started`);
       const what = kind === 'hook' ? `${job.metadata.annotations[JOB_HOOK]} hook ${gate}` : `gate ${gate}`;
       await d.events.emit(t, 'Normal', kind === 'hook' ? 'HookStarted' : 'JobCheckStarted', `started Job ${job.metadata.name} for ${what} (revision ${job.metadata.annotations[JOB_REVISION]}, partition ${job.metadata.annotations[JOB_PARTITION]}); its logs: kubectl logs -n ${t.namespace} job/${job.metadata.name}`, d.write());

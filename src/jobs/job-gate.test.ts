@@ -4,7 +4,7 @@ const owner = { namespace: 'db', name: 'etcd', uid: 'u-1' };
 const template = { spec: { template: { spec: { containers: [{ name: 'c', image: 'busybox', command: ['true'] }] } } } };
 const check = (over: Partial<JobCheck> = {}): JobCheck => ({ name: 'p/job.smoke', runs: 'step', timeoutSeconds: 60, template, revision: 'r2', partition: 2, pod: 'etcd-2', pods: 'etcd-0:u0,etcd-1:u1,etcd-2:u2', ...over });
 const NOW = Date.parse('2026-01-01T00:10:00Z');
-const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, key: stepKey(check()), checked: false, hook: false, deleting: false, createdMs: NOW - 5000, deadlineSeconds: 60, resourceVersion: '7', ...over });
+const view = (over: Partial<JobView> = {}): JobView => ({ name: 'j', uid: 'ju', gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 1, key: stepKey(check()), checked: false, hook: false, ours: true, deleting: false, createdMs: NOW - 5000, deadlineSeconds: 60, resourceVersion: '7', ...over });
 const decide = (existing: JobView[], checks: JobCheck[], dryRun: string[] = []) => decideJobs(existing, checks, owner, new Set(dryRun), NOW);
 const pass = { result: 'pass' as const, detail: 'Job j succeeded', value: 'Complete' };
 const fail = { result: 'fail' as const, detail: 'Job j failed', value: 'Failed' };
@@ -58,6 +58,11 @@ describe('jobView', () => {
   ])('%j -> %s', (status, result) => {
     expect(jobView(job(status), owner)?.outcome?.result).toBe(result);
   });
+  it('is ours only when its UID is one this process created', () => {
+    expect(jobView(job({}), owner)?.ours).toBe(false);
+    expect(jobView(job({}), owner, new Set(['other']))?.ours).toBe(false);
+    expect(jobView(job({}), owner, new Set(['ju']))?.ours).toBe(true);
+  });
   it('reads the step, the run and whether it was counted', () => {
     expect(jobView(job({}, { labels: { [JOB_CHECKED]: 'true' }, deletionTimestamp: 'x' }), owner)).toMatchObject({ gate: 'p/job.smoke', revision: 'r2', partition: 2, run: 3, key: 'k', checked: true, deleting: true, createdMs: Date.parse('2026-01-01T00:00:00Z'), deadlineSeconds: 30, resourceVersion: '9' });
   });
@@ -68,6 +73,19 @@ describe('jobView', () => {
 });
 
 describe('decideJobs', () => {
+  it('a Job this process did not create never gives an outcome: waited for while it runs, then the gate runs its own', () => {
+    const other = view({ name: 'copy', ours: false, run: 99 });
+    expect(decide([other], [check()])).toMatchObject({ pending: ['p/job.smoke'], results: [], stop: [] });
+    expect(decide([other], [check()]).create).toBeUndefined();
+    for (const outcome of [pass, fail]) {
+      const d = decide([{ ...other, outcome }], [check()]);
+      expect(d).toMatchObject({ pending: ['p/job.smoke'], results: [], counted: [] });
+      expect(d.create?.job.metadata.annotations[JOB_RUN]).toBe('100');
+    }
+    // Stuck: stopped, with no outcome of its own.
+    const stuck = decide([{ ...other, createdMs: NOW - (60 + 121) * 1000 }], [check()]);
+    expect(stuck).toMatchObject({ results: [], stop: [expect.objectContaining({ name: 'copy' })] });
+  });
   it('starts the Job of the step when none exists, and waits for it', () => {
     const d = decide([], [check()]);
     expect(d.pending).toEqual(['p/job.smoke']);

@@ -4,10 +4,11 @@
 // not be evaluated (error). All the decisions are here, pure; controller/jobs.ts lists, creates, labels
 // and deletes.
 //
-// Everything the controller needs to know about a Job lives on the Job (labels, annotations, owner), not
-// in the controller's memory: a restarted controller (or a new leader) finds the Job its predecessor
-// started and waits for it, and two controllers racing pick the same deterministic name, so the API
-// server lets only one create it.
+// What a Job judges lives on the Job (labels, annotations, owner): a restarted controller (or a new
+// leader) finds the Job its predecessor started and waits for it, and two controllers racing pick the
+// same deterministic name, so the API server lets only one create it. Whose Job it is does not: anyone
+// who may create Jobs in the namespace can write those, so only a Job this process created (its UID
+// recorded, src/jobs/created.ts) gives an outcome. Another is waited for and then run again.
 import { createHash } from 'node:crypto';
 import type { NamedVerdict } from '../rollout/gates.js';
 import type { Verdict } from '../rollout/types.js';
@@ -51,6 +52,8 @@ export interface JobView {
   checked: boolean;
   /** A member hook's Job, not a gate's. */
   hook: boolean;
+  /** Created by this process (its UID recorded): only such a Job's outcome counts. */
+  ours: boolean;
   deleting: boolean;
   /** When the API server created it, and its activeDeadlineSeconds. */
   createdMs: number;
@@ -67,8 +70,11 @@ export interface Owner {
   uid: string;
 }
 
-/** jobView reads one Job (as the API returns it) for the decisions; undefined for a Job not ours. */
-export function jobView(job: { metadata?: Record<string, any>; spec?: Record<string, any>; status?: Record<string, any> }, owner: Owner): JobView | undefined {
+/**
+ * jobView reads one Job (as the API returns it) for the decisions; undefined for a Job of another
+ * StatefulSet or without the step's annotations. `created`: the UIDs of the Jobs this process created.
+ */
+export function jobView(job: { metadata?: Record<string, any>; spec?: Record<string, any>; status?: Record<string, any> }, owner: Owner, created: ReadonlySet<string> = new Set()): JobView | undefined {
   const m = job.metadata ?? {};
   if (!(m.ownerReferences ?? []).some((r: { uid?: string }) => r.uid === owner.uid)) return undefined;
   const a = m.annotations ?? {};
@@ -86,6 +92,7 @@ export function jobView(job: { metadata?: Record<string, any>; spec?: Record<str
     key: typeof a[JOB_KEY] === 'string' ? a[JOB_KEY] : '',
     checked: m.labels?.[JOB_CHECKED] === 'true',
     hook: typeof a[JOB_HOOK] === 'string',
+    ours: created.has(m.uid ?? ''),
     deleting: Boolean(m.deletionTimestamp),
     createdMs: Date.parse(m.creationTimestamp ?? '') || 0,
     deadlineSeconds: Number(job.spec?.activeDeadlineSeconds) || 0,
@@ -134,6 +141,10 @@ export interface JobDecision {
  * - While an enforced gate waits, nothing is counted: the outcomes are taken together, at the check
  *   that has them all (counting some and then waiting would lose them).
  * - A Job stuck past its deadline (STUCK_GRACE_SECONDS) is an error outcome and blocks nothing.
+ * - Only a Job this process created gives an outcome (`ours`). Another one of the step (a team's copy
+ *   that succeeds at once, or a predecessor's) is waited for while it runs, like any Job, and then the
+ *   gate runs a Job of its own (the next run number): a copy never answers a gate, and a restart costs
+ *   one run, never two Jobs at once.
  */
 export function decideJobs(existing: readonly JobView[], checks: readonly JobCheck[], owner: Owner, dryRun: ReadonlySet<string>, nowMs: number): JobDecision {
   const out: JobDecision = { results: [], pending: [], stop: [], counted: [] };
@@ -142,12 +153,12 @@ export function decideJobs(existing: readonly JobView[], checks: readonly JobChe
   const stuck = (j: JobView) => !j.outcome && j.createdMs > 0 && nowMs > j.createdMs + (j.deadlineSeconds + STUCK_GRACE_SECONDS) * 1000;
   const outcome = (j: JobView): Verdict | undefined =>
     j.outcome ?? (stuck(j) ? { result: 'error', detail: `Job ${j.name} has not finished ${STUCK_GRACE_SECONDS}s after its deadline (suspended, or its pods do not terminate); it no longer blocks the checks`, value: 'Stuck' } : undefined);
-  const running = existing.filter((j) => !outcome(j));
+  const running = existing.filter((j) => !j.outcome && !stuck(j));
   out.stop = running.filter((j) => !j.deleting && !keyed.some((k) => ofStep(j, k)));
   out.stop.push(...existing.filter((j) => stuck(j) && !j.deleting));
   let busy = running.length > 0;
   for (const k of [...keyed.filter((x) => !x.dry), ...keyed.filter((x) => x.dry)]) {
-    const job = existing.filter((j) => ofStep(j, k) && !j.deleting && !j.checked).sort((a, b) => b.run - a.run)[0];
+    const job = existing.filter((j) => ofStep(j, k) && j.ours && !j.deleting && !j.checked).sort((a, b) => b.run - a.run)[0];
     const done = job && outcome(job);
     if (job && done) {
       out.results.push({ name: k.c.name, verdict: done });

@@ -3,8 +3,9 @@
 // outcomes back as data (PlanInput.hookOutcomes).
 //
 // A run is one hook for one pod at one step (`key`: when, hook, pod, revision, step). What is done is
-// known from two records: the outcomes the shell just read (a Job hook's Job carries its outcome, so a
-// restarted controller finds it), and the status' `hooksDone` (what succeeded before, for an HTTP hook
+// known from two records: the outcomes the shell just read (a Job hook's Job carries its outcome; a
+// restarted controller waits for its predecessor's Job and runs it again, believing only Jobs it created
+// itself), and the status' `hooksDone` (what succeeded before, for an HTTP hook
 // the only record: a controller killed between the POST's answer and the status write sends it again,
 // so an HTTP hook must be idempotent — a switchover to the primary it already made is a no-op).
 import type { HookTemplate, HookWhen } from '../hooks/template.js';

@@ -4,7 +4,8 @@
 //
 // On it: one Job per step, owned and labelled, never two at once, the outcome in the status history; a
 // failing Job rolls back; a Job past its timeout is an error (error-limit fails the rollout); a
-// controller killed while a Job runs: the restarted one waits for that Job, never starts a second.
+// controller killed while a Job runs: the restarted one waits for that Job, never starts a second beside
+// it, and then runs the step's Job itself (only a Job whose UID this process created answers a gate).
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
@@ -108,7 +109,7 @@ describe(`Job gates on the real node${skipped}`, () => {
     expect((await slow.status())?.history?.['slow/job.smoke']?.at(-1)).toMatchObject({ result: 'error', value: 'DeadlineExceeded' });
   });
 
-  realIt('the controller killed while a Job runs: the restarted one waits for that Job and starts no second one', async () => {
+  realIt('the controller killed while a Job runs: the restarted one waits for that Job, starts no second beside it, then runs its own', async () => {
     await kubectlOk(['apply', '-f', '-'], jobPolicy('long', 'sleep 8'));
     await setGate('jg-kill', '1');
     const sts = realRollout(ns, 'jg-kill', 2, fastGate('jg-kill', { [KEYS.gates]: 'long', [KEYS.successThreshold]: '1' }));
@@ -124,10 +125,15 @@ describe(`Job gates on the real node${skipped}`, () => {
     await harnessProcess('start', 'controller');
     await sts.completed(rev, 180_000);
     const jobs = (await jobsOf('jg-kill')).filter((j) => j.metadata.annotations['phased-rollout.io/revision'] === rev);
-    // The Job running at the kill was adopted: still one per partition, all of them run 1.
-    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/partition']).sort()).toEqual(['0', '1', '2']);
-    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/run'])).toEqual(['1', '1', '1']);
-    expect(jobs.map((j) => j.metadata.uid)).toContain(running.metadata.uid);
+    // The Job running at the kill was waited for, not believed: the restarted process cannot tell it from
+    // a copy someone else made, so its partition ran a second Job (run 2), after the first finished.
+    const killed = jobs.find((j) => j.metadata.uid === running.metadata.uid)!;
+    const at = killed.metadata.annotations['phased-rollout.io/partition']!;
+    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/partition']).sort()).toEqual(['0', '1', '2', at].sort());
+    const again = jobs.filter((j) => j.metadata.annotations['phased-rollout.io/partition'] === at && j !== killed);
+    expect(again.map((j) => j.metadata.annotations['phased-rollout.io/run'])).toEqual(['2']);
+    expect(Date.parse(again[0]!.metadata.creationTimestamp)).toBeGreaterThanOrEqual(finishedAt(killed));
+    expect(jobs.filter((j) => j.metadata.annotations['phased-rollout.io/partition'] !== at).map((j) => j.metadata.annotations['phased-rollout.io/run'])).toEqual(['1', '1']);
     expect((await safetyReport(ns, 'jg-kill')).violations).toEqual([]);
   });
 });

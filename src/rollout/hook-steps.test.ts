@@ -254,3 +254,27 @@ describe('a whole rollout with prepare and settle hooks', () => {
     expect(ran).toEqual(['prepare pg-2', 'settle pg-2', 'prepare pg-1', 'settle pg-1', 'prepare pg-0', 'settle pg-0']);
   });
 });
+
+// Issue 46 §2.2: an abort (or a rollback on record) while the policy caches cannot tell yet (a
+// controller start, a watch down) restored the template without the raise that prepare hooks need:
+// the StatefulSet controller then replaced pg-1 and pg-2 with no switchover. Failed before its fix.
+describe('an abort or a rollback while the policy caches cannot tell', () => {
+  const transient = { pg: { problem: 'the RolloutGate informer has not listed yet', transient: true as const } };
+  const aborting = { ...ANN, [KEYS.abort]: 'new' };
+  const rolling = { phase: 'Checking' as const, partition: 1, previousRevision: 'old' };
+
+  it('waits for the caches: no template restored, no partition moved', () => {
+    for (const status of [rolling, { ...rolling, phase: 'RollingBack' as const, failedRevision: 'new', failureReason: 'FailureThreshold' as const }]) {
+      const ann = status.phase === 'RollingBack' ? ANN : aborting;
+      const r = plan({ ...input(sts({ ann, partition: 1, status }), pods(['old', 'new', 'new']), [switchover]), policies: transient });
+      expect(of(r, 'restoreTemplate')).toEqual([]);
+      expect(moves(r)).toEqual([]);
+    }
+  });
+
+  it('once the caches tell: the partition is raised with the restore, so each pod goes back after its hooks', () => {
+    const r = plan(input(sts({ ann: aborting, partition: 1, status: rolling }), pods(['old', 'new', 'new']), [switchover]));
+    expect(moves(r)).toEqual([3]);
+    expect(of(r, 'restoreTemplate').map((a) => a.revision)).toEqual(['old']);
+  });
+});

@@ -145,9 +145,14 @@ export function plan(given0: PlanInput): PlanResult {
   // A revision that was rolled back is not rolled again when it comes back (a GitOps tool re-applying
   // the same manifest): it is held, pinned, until a different revision or a retry. The status can only
   // stop a rollout here, or finish a rollback it started (the template patch may not have landed).
+  // A template restore lets the StatefulSet controller replace every pod past the partition: with
+  // prepare hooks the partition is raised first (context.ts, rollback), and a policy the caches cannot
+  // tell yet may hold those hooks. An abort or a rollback waits for the caches (issue 46 §2.2).
+  // Also paused before its template landed (the failed revision is current: after its last step).
+  const unfinishedRollback = prev?.failedRevision === revision && prev.revision === revision && (prev.phase === 'RollingBack' || (prev.phase === 'Paused' && current === revision));
+  if (c.previous !== undefined && (unfinishedRollback || cfg.abort === revision) && policyProblem?.transient) return policyHold(c, policyProblem);
   if (prev?.failedRevision === revision && c.previous) {
-    // Also paused before its template landed (the failed revision is current: after its last step).
-    if ((prev.phase === 'RollingBack' || (prev.phase === 'Paused' && current === revision)) && prev.revision === revision) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message, cfg);
+    if (unfinishedRollback) return rollback(c, c.previous, prev.failureReason ?? 'FailureThreshold', prev.message, cfg);
     if (current !== revision) return finish(c, 'Failed', `revision ${revision} was rolled back (${prev.failureReason ?? 'failed'}) and is held: apply a different revision, or retry with kubectl phased-rollout retry`, { memory: undefined });
   }
   if (cfg.abort === revision && c.previous) return rollback(c, c.previous, 'Aborted', `rollout of ${revision} aborted by a user; restoring revision ${c.previous}`, cfg);

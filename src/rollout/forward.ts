@@ -24,6 +24,11 @@ function availableAtMs(p: PodView, minReadySeconds: number, seenAtMs: number): n
   return (p.readySinceMs ?? seenAtMs) + minReadySeconds * 1000;
 }
 
+/** readySince is a pod's Ready time for a hook run's key (absent when not known). */
+function readySince(p: PodView | undefined): { readySinceMs?: number } {
+  return p?.readySinceMs !== undefined ? { readySinceMs: p.readySinceMs } : {};
+}
+
 /** podsKeyOf fingerprints every pod's identity and Ready time: a restart or replacement changes it. */
 function podsKeyOf(byIndex: Map<number, PodView>, replicas: number): string {
   const parts: string[] = [];
@@ -232,7 +237,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
-    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k, uid: byIndex.get(to + k)?.uid ?? '' }));
+    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k, uid: byIndex.get(to + k)?.uid ?? '', ...readySince(byIndex.get(to + k)) }));
     const released = releasedPods.map((x) => x.name);
     // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
     const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);

@@ -26,6 +26,12 @@ const of = <T extends Action['type']>(r: PlanResult, type: T) => r.actions.filte
 const moves = (r: PlanResult) => of(r, 'setPartition').map((a) => a.to);
 const statusOf = (r: PlanResult) => of(r, 'writeStatus')[0]?.status;
 
+/**
+ * at names a run by its attempt (src/rollout/hook-steps.ts): the pod's Ready time after its UID, and the
+ * moment the attempt began (the plan's now when no attempt is on record) at the end.
+ */
+const at = (base: string, when: number) => `${base.replace('@', `~${T0 - 60_000}@`)}#${when}`;
+
 /** untilStep: checks pass (as the shell records them) until the planner either steps or asks for hooks. */
 function untilStep(i: PlanInput): { r: PlanResult; now: number } {
   let now = i.nowMs;
@@ -43,38 +49,41 @@ function untilStep(i: PlanInput): { r: PlanResult; now: number } {
 describe('prepare hooks before a forward step', () => {
   const s = sts({ status: {} });
   const p = pods(['old', 'old', 'old']);
-  const key = 'prepare:pg/hook.switchover:pg-2/uid-2-old@new@2';
+  const base = 'prepare:pg/hook.switchover:pg-2/uid-2-old@new@2';
 
   it('the gate passed: the planner asks for the prepare hook of the pod the step releases, and lowers nothing', () => {
-    const { r } = untilStep(input(s, p, [switchover]));
+    const { r, now } = untilStep(input(s, p, [switchover]));
     expect(moves(r)).toEqual([]);
     expect(r.phase).toBe('Checking');
-    expect(r.hooks?.runs.map((x) => x.key)).toEqual([key]);
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual([at(base, now)]);
     expect(r.hooks?.runs[0]).toMatchObject({ pod: 'pg-2', ordinal: 2, direction: 'forward', revision: 'new', fromRevision: 'old', updated: [] });
     expect(statusOf(r)?.message).toContain('prepare hook pg/hook.switchover for pod pg-2 starts');
   });
 
-  it.each([
-    ['it runs', [{ key, result: 'running', detail: 'its Job runs' }], []],
-    ['another pod passed', [{ key: key.replace('pg-2', 'pg-1'), result: 'pass', detail: 'ok' }], []],
-    ['another partition passed', [{ key: key.replace('@2', '@1'), result: 'pass', detail: 'ok' }], []],
-    ['another revision passed', [{ key: key.replace('new', 'newer'), result: 'pass', detail: 'ok' }], []],
-    ['it passed', [{ key, result: 'pass', detail: 'HTTP 200' }], [2]],
-  ] as const)('%s: partition moves %j', (_, outcomes, want) => {
+  it.each<[string, (now: number) => HookOutcome[], number[]]>([
+    ['it runs', (now) => [{ key: at(base, now), result: 'running', detail: 'its Job runs' }], []],
+    ['another pod passed', (now) => [{ key: at(base.replace('pg-2', 'pg-1'), now), result: 'pass', detail: 'ok' }], []],
+    ['another partition passed', (now) => [{ key: at(base.replace('@2', '@1'), now), result: 'pass', detail: 'ok' }], []],
+    ['another revision passed', (now) => [{ key: at(base.replace('new', 'newer'), now), result: 'pass', detail: 'ok' }], []],
+    ['another attempt passed', (now) => [{ key: at(base, now - 1), result: 'pass', detail: 'ok' }], []],
+    ['the pod before it went down and came back passed', (now) => [{ key: at(base, now).replace(`~${T0 - 60_000}`, `~${T0 - 90_000}`), result: 'pass', detail: 'ok' }], []],
+    ['it passed', (now) => [{ key: at(base, now), result: 'pass', detail: 'HTTP 200' }], [2]],
+  ])('%s: partition moves %j', (_, outcomes, want) => {
     const { r, now } = untilStep(input(s, p, [switchover]));
-    const again = plan(input(s, p, [switchover], now, r.memory, [...outcomes]));
+    const again = plan(input(s, p, [switchover], now, r.memory, outcomes(now)));
     expect(moves(again)).toEqual(want);
   });
 
   it("a hook's success is in the status history beside the gates' outcomes", () => {
     const { r, now } = untilStep(input(s, p, [switchover]));
-    const stepped = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'pass', detail: 'HTTP 200' }]));
+    const stepped = plan(input(s, p, [switchover], now, r.memory, [{ key: at(base, now), result: 'pass', detail: 'HTTP 200' }]));
     expect(statusOf(stepped)?.history?.['pg/hook.switchover']).toEqual([expect.objectContaining({ result: 'pass', value: 'prepare pg-2', count: 1 })]);
   });
 
   it('a success the status recorded (a restarted controller) is not run again; the step then records nothing of it', () => {
-    const recorded = sts({ status: { hooksDone: [key] } });
-    const { r } = untilStep(input(recorded, p, [switchover]));
+    const first = untilStep(input(s, p, [switchover]));
+    const recorded = sts({ status: { ...statusOf(first.r), hooksDone: [at(base, first.now)] } });
+    const { r } = untilStep({ ...input(recorded, p, [switchover]), nowMs: first.now + 1000 });
     expect(moves(r)).toEqual([2]);
     expect(statusOf(r)?.hooksDone).toBeUndefined();
   });
@@ -85,11 +94,11 @@ describe('prepare hooks before a forward step', () => {
 
   it('a failed hook counts as a failed check: the streak starts over, and at failure-threshold the rollout rolls back', () => {
     const { r, now } = untilStep(input(s, p, [switchover]));
-    const failed = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'fail', detail: 'HTTP 500' }]));
+    const failed = plan(input(s, p, [switchover], now, r.memory, [{ key: at(base, now), result: 'fail', detail: 'HTTP 500' }]));
     expect(moves(failed)).toEqual([]);
     expect(failed.memory).toMatchObject({ streak: 0, failures: 1 });
     expect(statusOf(failed)?.message).toContain('prepare hook pg/hook.switchover did not succeed for pod pg-2 (HTTP 500)');
-    const timedOut = plan(input(s, p, [switchover], now, r.memory, [{ key, result: 'error', detail: 'timed out' }]));
+    const timedOut = plan(input(s, p, [switchover], now, r.memory, [{ key: at(base, now), result: 'error', detail: 'timed out' }]));
     expect(timedOut.memory).toMatchObject({ streak: 0, failures: 0, errors: 1 });
     const twice = plan(input(s, p, [switchover], now + 1000, { ...failed.memory!, failures: 2 }));
     expect(of(twice, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
@@ -101,13 +110,13 @@ describe('prepare hooks before a forward step', () => {
     const four = pods(['old', 'old', 'old', 'old']);
     const { r, now } = untilStep(input(wide, four, [switchover]));
     expect(r.hooks?.runs.map((x) => x.pod)).toEqual(['pg-2', 'pg-3']);
-    const one = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-old@new@2', result: 'pass', detail: 'ok' }]));
+    const one = plan(input(wide, four, [switchover], now, r.memory, [{ key: at('prepare:pg/hook.switchover:pg-2/uid-2-old@new@2', now), result: 'pass', detail: 'ok' }]));
     expect(moves(one)).toEqual([]);
     expect(one.hooks?.runs.map((x) => x.pod)).toEqual(['pg-3']);
-    const both = plan(input(wide, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', result: 'pass', detail: 'ok' }]));
+    const both = plan(input(wide, four, [switchover], now, r.memory, [{ key: at('prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', now), result: 'pass', detail: 'ok' }]));
     expect(moves(both)).toEqual([]); // pg-2's success is neither read now nor recorded in this status
-    const recorded = sts({ ann: steps, replicas: 4, partition: 4, status: { partition: 4, replicas: 4, hooksDone: ['prepare:pg/hook.switchover:pg-2/uid-2-old@new@2'] } });
-    expect(moves(plan(input(recorded, four, [switchover], now, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', result: 'pass', detail: 'ok' }])))).toEqual([2]);
+    const recorded = sts({ ann: steps, replicas: 4, partition: 4, status: { ...statusOf(r), partition: 4, replicas: 4, hooksDone: [at('prepare:pg/hook.switchover:pg-2/uid-2-old@new@2', now)] } });
+    expect(moves(plan(input(recorded, four, [switchover], now + 1000, r.memory, [{ key: at('prepare:pg/hook.switchover:pg-3/uid-3-old@new@2', now), result: 'pass', detail: 'ok' }])))).toEqual([2]);
   });
 });
 
@@ -134,9 +143,9 @@ describe('settle hooks after a step', () => {
     const s = sts({ ann, partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
     const r = plan(input(s, p, [caughtUp]));
     expect(r.check).toBeUndefined();
-    expect(r.hooks?.runs.map((x) => x.key)).toEqual(['settle:pg/hook.caught-up:pg-2/uid-2-new@new@2']);
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual([at('settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', T0)]);
     expect(r.hooks?.runs[0]?.updated).toEqual(['pg-2']);
-    const done = plan(input(s, p, [caughtUp], T0 + 5000, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', result: 'pass', detail: 'ok' }]));
+    const done = plan(input(sts({ ann, partition: 2, status: { ...statusOf(r), partition: 2 } }), p, [caughtUp], T0 + 5000, r.memory, [{ key: at('settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', T0), result: 'pass', detail: 'ok' }]));
     expect(done.phase).toBe('Baking');
     expect(done.memory?.settledAtMs).toBe(T0 + 5000);
     expect(done.requeueAfterMs).toBe(30_000);
@@ -146,7 +155,7 @@ describe('settle hooks after a step', () => {
   it('a failed settle hook counts as a failed check and runs again', () => {
     const s = sts({ partition: 2, status: { partition: 2, released: { step: 'new@2', pods: ['pg-2'] } } });
     const r = plan(input(s, p, [caughtUp]));
-    const failed = plan(input(s, p, [caughtUp], T0, r.memory, [{ key: 'settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', result: 'fail', detail: 'lag 9000' }]));
+    const failed = plan(input(s, p, [caughtUp], T0, r.memory, [{ key: at('settle:pg/hook.caught-up:pg-2/uid-2-new@new@2', T0), result: 'fail', detail: 'lag 9000' }]));
     expect(failed.memory).toMatchObject({ failures: 1, streak: 0 });
     expect(statusOf(failed)?.released).toEqual({ step: 'new@2', pods: ['pg-2'] });
   });
@@ -160,12 +169,12 @@ describe('a revert with prepare hooks', () => {
     const r = plan(input(back(3), p, [switchover]));
     expect(moves(r)).toEqual([]);
     expect(r.hooks).toMatchObject({ bounded: true, runs: [{ pod: 'pg-2', direction: 'rollback', revision: 'old', fromRevision: 'new', updated: ['pg-0'] }] });
-    const done = plan(input(back(3), p, [switchover], T0, r.memory, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'pass', detail: 'ok' }]));
+    const done = plan(input(back(3), p, [switchover], T0, r.memory, [{ key: at('prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', T0), result: 'pass', detail: 'ok' }]));
     expect(moves(done)).toEqual([2]);
   });
 
   it('a failed hook does not stop it: told, and the pod is released', () => {
-    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'error', detail: 'timed out after 60000 ms' }]));
+    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: at('prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', T0), result: 'error', detail: 'timed out after 60000 ms' }]));
     expect(moves(r)).toEqual([2]);
     expect(of(r, 'event').map((e) => e.reason)).toContain('HookFailed');
   });
@@ -178,12 +187,12 @@ describe('a revert with prepare hooks', () => {
   });
 
   it('a pod released after its hooks is recorded: no later plan runs them again or holds it back', () => {
-    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: 'prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', result: 'fail', detail: 'no candidate' }]));
+    const r = plan(input(back(3), p, [switchover], T0, undefined, [{ key: at('prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', T0), result: 'fail', detail: 'no candidate' }]));
     expect(moves(r)).toEqual([2]);
     const recorded = statusOf(r)?.hooksDone;
-    expect(recorded).toEqual(['prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback']);
+    expect(recorded).toEqual([at('prepare:pg/hook.switchover:pg-2/uid-2-new@old@2:rollback', T0)]);
     // The cache still shows pg-2 Ready on the failed revision: released, not held again.
-    const next = plan(input(back(2, { partition: 2, hooksDone: recorded }), p, [switchover]));
+    const next = plan(input(back(2, { partition: 2, hooksDone: recorded, hookAttempt: statusOf(r)?.hookAttempt }), p, [switchover], T0 + 1000));
     expect(moves(next)).toEqual([]);
     expect(next.hooks).toBeUndefined();
   });
@@ -276,5 +285,59 @@ describe('an abort or a rollback while the policy caches cannot tell', () => {
     const r = plan(input(sts({ ann: aborting, partition: 1, status: rolling }), pods(['old', 'new', 'new']), [switchover]));
     expect(moves(r)).toEqual([3]);
     expect(of(r, 'restoreTemplate').map((a) => a.revision)).toEqual(['old']);
+  });
+});
+
+// Issue 46 §2.3 and §2.4: a hook's success belongs to one attempt at one step. Before the fix a Job
+// hook's success counted for as long as its Job lived (an undo and the same revision again 20 min later
+// stepped on a switchover of the earlier attempt), and the recorded last run stood for every run before
+// it in the list as it is now (a hook inserted before it by a policy edit never ran). Each failed before its fix.
+describe('a hook success belongs to its attempt', () => {
+  const s = sts({ status: {} });
+  const p = pods(['old', 'old', 'old']);
+  const flush: HookTemplate = { name: 'hook.flush', when: 'prepare', timeoutSeconds: 60, url: 'http://hooks.db/flush' };
+
+  it('an undo and the same revision again later: the earlier attempt success does not count', () => {
+    const first = untilStep(input(s, p, [switchover]));
+    const oldKey = first.r.hooks!.runs[0]!.key;
+    // Undone (the status speaks of the revert to `old`), then `new` applied again 20 min later.
+    const later = first.now + 20 * 60_000;
+    const again = sts({ status: { phase: 'Idle', revision: 'old', partition: 3 } });
+    const { r } = untilStep({ ...input(again, p, [switchover], later, undefined, [{ key: oldKey, result: 'pass', detail: 'Job succeeded' }]) });
+    expect(moves(r)).toEqual([]);
+    expect(r.hooks?.runs.map((x) => x.key)).not.toContain(oldKey);
+  });
+
+  it('a pause and a resume: a new attempt, the hook runs again', () => {
+    const first = untilStep(input(s, p, [switchover]));
+    const oldKey = first.r.hooks!.runs[0]!.key;
+    const paused = sts({ status: { ...statusOf(first.r), phase: 'Paused' } });
+    const { r } = untilStep({ ...input(paused, p, [switchover], first.now + 60_000, undefined, [{ key: oldKey, result: 'pass', detail: 'ok' }]) });
+    expect(moves(r)).toEqual([]);
+    expect(r.hooks?.runs[0]?.key).not.toBe(oldKey);
+  });
+
+  it('the same attempt goes on through the status: its recorded and read successes count', () => {
+    const first = untilStep(input(s, p, [switchover]));
+    const key = first.r.hooks!.runs[0]!.key;
+    const on = sts({ status: statusOf(first.r) });
+    expect(moves(plan(input(on, p, [switchover], first.now + 5000, first.r.memory, [{ key, result: 'pass', detail: 'ok' }])))).toEqual([2]);
+  });
+
+  it('a hook inserted before the recorded one by a policy edit runs before the step', () => {
+    const first = untilStep(input(s, p, [switchover]));
+    const done = sts({ status: { ...statusOf(first.r), hooksDone: [first.r.hooks!.runs[0]!.key] } });
+    const { r } = untilStep({ ...input(done, p, [flush, switchover]), nowMs: first.now + 1000 });
+    expect(moves(r)).toEqual([]);
+    expect(r.hooks?.runs.map((x) => x.hook)).toEqual(['pg/hook.flush', 'pg/hook.switchover']);
+  });
+
+  it('hooks reordered by a policy edit: every hook runs again in the new order', () => {
+    const first = untilStep(input(s, p, [flush, switchover]));
+    const runs = first.r.hooks!.runs.map((x) => x.key);
+    const done = sts({ status: { ...statusOf(first.r), hooksDone: [runs[1]!] } });
+    const { r } = untilStep({ ...input(done, p, [switchover, flush]), nowMs: first.now + 1000 });
+    expect(moves(r)).toEqual([]);
+    expect(r.hooks?.runs.map((x) => x.hook)).toEqual(['pg/hook.switchover', 'pg/hook.flush']);
   });
 });

@@ -3,6 +3,7 @@
 // the last step released, once they are back Ready on the new revision and before the next step's
 // checks; and a revert's prepare hooks, one pod at a time. Each returns the plan while hooks are under
 // way (or one failed), undefined when there is nothing to wait for. Pure, as the planner.
+import { createHash } from 'node:crypto';
 import type { RolloutConfig } from '../annotations.js';
 import { recordCheck } from './outcomes.js';
 import { recordMeasurements } from './history.js';
@@ -19,6 +20,26 @@ function readyOn(byIndex: Map<number, PodView>, revision: string): string[] {
     .filter((p) => p.revision === revision && p.ready && !p.deleting)
     .sort((a, b) => a.index - b.index)
     .map((p) => p.name);
+}
+
+/** The phases in which hooks run: an attempt goes on through them, and ends with any other (a pause, say). */
+const HOOK_PHASES: ReadonlySet<string> = new Set(['Checking', 'WaitingForPods', 'RollingBack']);
+
+/**
+ * attemptRuns lists a step's runs as one attempt: the one on record when the status speaks of the same
+ * step with the same list of runs in a phase in which hooks run, else a new one from now. The keys carry
+ * it, so a Job hook's Job (found by its key) or a recorded success of another attempt never counts for
+ * this one, and an edit of the hooks (one inserted, reordered, another gates: order) starts over.
+ */
+function attemptRuns(c: Ctx, hooks: RolloutConfig['hooks'], s: HookStep): HookRun[] {
+  const base = hookRuns(hooks, s);
+  if (base.length === 0) return base;
+  const step = `${s.when}@${s.revision}@${s.partition}@${s.direction}`;
+  const runs = createHash('sha256').update(base.map((r) => r.key).join('\n')).digest('base64url').slice(0, 22);
+  const on = c.prev?.revision === c.revision && HOOK_PHASES.has(c.prev.phase) ? c.prev.hookAttempt : undefined;
+  const at = on && on.step === step && on.runs === runs ? on.at : c.input.nowMs;
+  c.status = { ...c.status, hookAttempt: { step, runs, at } };
+  return hookRuns(hooks, { ...s, attempt: at });
 }
 
 /** progressOf judges a step's runs against what the shell read now and what the status recorded for this revision. */
@@ -58,7 +79,7 @@ function failed(m: Memory, p: Extract<HookProgress, { state: 'failed' }>, nowMs:
  */
 export function prepareStep(c: Ctx, cfg: RolloutConfig, m0: Memory, released: { name: string; index: number }[], to: number, byIndex: Map<number, PodView>, passed: string): PlanResult | { ready: Memory } | undefined {
   const step: HookStep = { when: 'prepare', pods: released, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: to, ...(c.previous ? { fromRevision: c.previous } : {}) };
-  const runs = hookRuns(cfg.hooks, step);
+  const runs = attemptRuns(c, cfg.hooks, step);
   if (runs.length === 0) return undefined;
   const m = withPasses(c, m0, runs);
   const p = progressOf(c, runs);
@@ -87,9 +108,9 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, by
   if (!rec || rec.step !== `${c.revision}@${p}`) return undefined;
   const pods = rec.pods.flatMap((name) => {
     const pod = [...byIndex.values()].find((x) => x.name === name);
-    return pod ? [{ name, index: pod.index, uid: pod.uid }] : [];
+    return pod ? [{ name, index: pod.index, uid: pod.uid, ...(pod.readySinceMs !== undefined ? { readySinceMs: pod.readySinceMs } : {}) }] : [];
   });
-  const runs = hookRuns(cfg.hooks, { when: 'settle', pods, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: p, ...(c.previous ? { fromRevision: c.previous } : {}) });
+  const runs = attemptRuns(c, cfg.hooks, { when: 'settle', pods, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: p, ...(c.previous ? { fromRevision: c.previous } : {}) });
   if (runs.length === 0) return undefined;
   const m = withPasses(c, m0, runs);
   const progress = progressOf(c, runs);
@@ -133,7 +154,7 @@ export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[]
     return finish(c, 'RollingBack', msg(`waiting for ${name}`), { memory: reverting, requeueAfterMs: 1000 }, sts.partition);
   }
   // Not ready: it serves nothing to prepare; deleted by the caller and restored without hooks.
-  const runs = top.ready ? hookRuns(cfg.hooks, { when: 'prepare', pods: [{ name: top.name, index: top.index, uid: top.uid }], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
+  const runs = top.ready ? attemptRuns(c, cfg.hooks, { when: 'prepare', pods: [{ name: top.name, index: top.index, uid: top.uid, ...(top.readySinceMs !== undefined ? { readySinceMs: top.readySinceMs } : {}) }], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
   const p = runs.length > 0 ? progressOf(c, runs) : undefined;
   const to = revertTarget(
     going.map((x) => x.index),

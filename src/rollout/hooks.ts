@@ -52,13 +52,22 @@ export interface HookRequest {
 /** HookStep is one step's hooks: which pods, going where. */
 export interface HookStep {
   when: HookWhen;
-  /** The pods, each with its UID when known: a run stands for that pod, not a later one of the same name. */
-  pods: readonly { name: string; index: number; uid?: string }[];
+  /**
+   * The pods, each with its UID and Ready time when known: a run stands for that pod as it was, not a
+   * later one of the same name, nor the same pod after it went down and came back (its Ready time).
+   */
+  pods: readonly { name: string; index: number; uid?: string; readySinceMs?: number }[];
   revision: string;
   fromRevision?: string;
   direction: HookDirection;
   updated: string[];
   partition: number;
+  /**
+   * The attempt the runs belong to (src/rollout/hook-steps.ts, when it began): a success of another
+   * attempt at the same step (an undo and the same revision again, a pause, a rollback and a retry, a
+   * policy edit) never counts for this one.
+   */
+  attempt?: number;
 }
 
 /** hookRuns lists the runs a step needs: every hook of `when`, for every pod the step releases, in the hooks' order. */
@@ -68,7 +77,7 @@ export function hookRuns(hooks: readonly HookTemplate[], s: HookStep): HookRun[]
     for (const h of hooks) {
       if (h.when !== s.when) continue;
       runs.push({
-        key: `${s.when}:${h.name}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}`,
+        key: `${s.when}:${h.name}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}${pod.readySinceMs !== undefined ? `~${pod.readySinceMs}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}${s.attempt !== undefined ? `#${s.attempt}` : ''}`,
         hook: h.name,
         when: s.when,
         pod: pod.name,
@@ -95,9 +104,11 @@ export type HookProgress =
 
 /**
  * hookProgress judges a step's runs. A run is done once an outcome passed now or the status recorded it
- * or a later run (`recorded`, keys of this step only count: another pod, pod UID, revision, partition or
- * direction is another key). The runs go one at a time in order: the first not done is the one the shell
- * works on, and the status records only the last one done (bounded, whatever the number of runs).
+ * or a later run (`recorded`, keys of this attempt only count: another pod, pod UID or Ready time,
+ * revision, partition, direction or attempt is another key; an attempt ends when its list of runs
+ * changes, so "a later run" is always of the same list). The runs go one at a time in order: the first
+ * not done is the one the shell works on, and the status records only the last one done (bounded,
+ * whatever the number of runs).
  */
 export function hookProgress(runs: readonly HookRun[], outcomes: readonly HookOutcome[], recorded: readonly string[]): HookProgress {
   const byKey = new Map(outcomes.map((o) => [o.key, o]));

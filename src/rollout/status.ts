@@ -35,6 +35,7 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   history: isHistory,
   hooksDone: (v) => Array.isArray(v) && v.length <= 64 && v.every(isText),
   seal: isText,
+  hookAttempt: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && isText((v as { runs?: unknown }).runs) && isCount((v as { at?: unknown }).at),
   released: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && Array.isArray((v as { pods?: unknown }).pods) && ((v as { pods: unknown[] }).pods).every(isText),
 };
 
@@ -72,7 +73,7 @@ export function statusChanged(prev: RolloutStatus | undefined, next: RolloutStat
 
 /** hooksChanged: a member hook finished, or the hooks under way say something new (each run's state is written once). */
 function hooksChanged(prev: RolloutStatus, next: RolloutStatus): boolean {
-  return (prev.hooksDone ?? []).join(' ') !== (next.hooksDone ?? []).join(' ') || prev.released?.step !== next.released?.step || (next.hooksDone !== undefined && prev.message !== next.message);
+  return (prev.hooksDone ?? []).join(' ') !== (next.hooksDone ?? []).join(' ') || prev.hookAttempt?.at !== next.hookAttempt?.at || prev.hookAttempt?.runs !== next.hookAttempt?.runs || prev.released?.step !== next.released?.step || (next.hooksDone !== undefined && prev.message !== next.message);
 }
 
 /** ROLLING marks the phases of a rollout in progress. */

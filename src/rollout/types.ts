@@ -72,6 +72,13 @@ export interface RolloutStatus {
   history?: GateHistory;
   /** The member hooks (src/rollout/hooks.ts) that succeeded for the step under way, by run key: none is run again. */
   hooksDone?: string[];
+  /**
+   * The attempt at the member hooks of the step under way (src/rollout/hook-steps.ts): the step
+   * (`when@revision@partition@direction`), a fingerprint of its list of runs, and when it began. It goes
+   * on while the status does (same step, same list, a phase in which hooks run); anything else begins a
+   * new one, whose runs have other keys.
+   */
+  hookAttempt?: { step: string; runs: string; at: number };
   /** The pods the last step released, while their settle hooks are to run (`step`: `<revision>@<partition>`). */
   released?: { step: string; pods: string[] };
   /** The controller's HMAC of the rest and the StatefulSet's UID (src/rollout/status-seal.ts); written last. */

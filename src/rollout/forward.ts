@@ -76,8 +76,11 @@ function keepHistory(m: Memory): { history?: GateHistory } {
  */
 export function policyHold(c: Ctx, p: PolicyProblem): PlanResult {
   const prev = c.prev;
-  // A phase (never null) so that the shell looks again: nothing else may wake this StatefulSet.
-  if (p.transient) return { phase: prev?.phase ?? 'Queued', actions: [], memory: c.input.memory, requeueAfterMs: 2000 };
+  // A phase (never null) so that the shell looks again: nothing else may wake this StatefulSet. The
+  // streak starts over: passes from before the hold must not let a step (or its prepare hooks) go
+  // after it with no check since, however long the caches could not tell.
+  const m = c.input.memory;
+  if (p.transient) return { phase: prev?.phase ?? 'Queued', actions: [], memory: m ? { ...m, streak: 0 } : undefined, requeueAfterMs: 2000 };
   if (prev && inInconclusiveHold(c)) return inconclusiveHold(c, prev.message, prev, true);
   return finish(c, 'Invalid', p.problem, { memory: undefined });
 }

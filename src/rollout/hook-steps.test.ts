@@ -341,3 +341,19 @@ describe('a hook success belongs to its attempt', () => {
     expect(r.hooks?.runs.map((x) => x.hook)).toEqual(['pg/hook.switchover', 'pg/hook.flush']);
   });
 });
+
+// Issue 46 §2.5: a complete streak outlived a transient policy hold (10 min in the reproduction): the
+// prepare hook then ran and the step went with no check after the outage. Failed before its fix.
+describe('a transient policy hold and the streak', () => {
+  it('the streak starts over: the gates pass again after the hold before the hook runs', () => {
+    const s = sts({ status: {} });
+    const p = pods(['old', 'old', 'old']);
+    const { r, now } = untilStep(input(s, p, [switchover]));
+    expect(r.hooks).toBeDefined();
+    const held = plan({ ...input(s, p, [switchover], now + 600_000, r.memory), policies: { pg: { problem: 'the RolloutGate watch is down', transient: true } } });
+    expect(held.memory?.streak).toBe(0);
+    const back = plan(input(s, p, [switchover], now + 600_000, held.memory));
+    expect(back.hooks).toBeUndefined();
+    expect(back.check).toBeDefined();
+  });
+});

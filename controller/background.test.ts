@@ -37,17 +37,22 @@ describe('Background', () => {
     expect(started).toBe(2);
   });
 
-  it('never hands a result to another token: the state moved on, the work is asked again', async () => {
+  it('never hands a result to another token, and never runs two works of one key at once: the new one starts when the old has ended (issue 46 §2.8)', async () => {
     const { bg, woken } = setup();
     const old = hand<string>();
     bg.take('ns/a', 'ns', 'pods-before', () => old.p);
     const again = hand<string>();
-    expect(bg.take('ns/a', 'ns', 'pods-after', () => again.p)).toEqual({ pending: 'running' });
+    let started = 0;
+    const next = () => (started++, again.p);
+    expect(bg.take('ns/a', 'ns', 'pods-after', next)).toEqual({ pending: 'running' });
+    expect(bg.take('ns/a', 'ns', 'pods-after', next)).toEqual({ pending: 'running' });
+    expect(started).toBe(0);
     old.end('pass for the old pods');
     await tick();
-    // The old work's end wakes nobody and its value is gone.
-    expect(woken).toEqual([]);
-    expect(bg.take('ns/a', 'ns', 'pods-after', () => again.p)).toEqual({ pending: 'running' });
+    // The old work's end wakes the key for the work that waited; its value is gone.
+    expect(woken).toEqual(['ns/a']);
+    expect(bg.take('ns/a', 'ns', 'pods-after', next)).toEqual({ pending: 'running' });
+    expect(started).toBe(1);
     again.end('fail');
     await tick();
     expect(bg.take('ns/a', 'ns', 'pods-after', () => again.p)).toEqual({ value: 'fail', startedAtMs: 0, doneAtMs: 0 });

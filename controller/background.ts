@@ -43,6 +43,12 @@ export class Background<T> {
   private readonly entries = new Map<string, Entry<T>>();
   // Work started and not yet ended (including work whose result will be dropped), for idle().
   private readonly inFlight = new Set<Promise<void>>();
+  // Keys whose work runs (whatever its token), and keys asked for other work meanwhile: a key never has
+  // two at once. A pod whose Ready flickers while its HTTP hook is in flight changes the token (the run
+  // names the pod's Ready time); the same POST must not go a second time while the first is open, nor
+  // a second query load a slow Prometheus. The new work starts once the old has ended (its end wakes the key).
+  private readonly busy = new Set<string>();
+  private readonly asked = new Set<string>();
 
   // Failures in a row per key, and until when the work is not started again: a reconcile that starts
   // work returns at once (a success to the queue), so the queue's own backoff never grows past its first step.
@@ -81,11 +87,18 @@ export class Background<T> {
       return { value: o.value, startedAtMs: e.startedAtMs ?? 0, doneAtMs: e.doneAtMs ?? 0 };
     }
     if (e?.state === 'waiting') e.ticket?.cancel();
+    if (this.busy.has(key)) {
+      // Other work of this key still runs: its end wakes the key, and this work starts then.
+      if (e?.state !== 'running' || e.token !== token) this.entries.delete(key);
+      this.asked.add(key);
+      return { pending: 'running' };
+    }
     const entry: Entry<T> = { token, state: 'waiting' };
     this.entries.set(key, entry);
     entry.ticket = this.slots.submit(namespace, () => {
       entry.state = 'running';
       entry.startedAtMs = this.now();
+      this.busy.add(key);
       const p = (async () => {
         try {
           entry.outcome = { value: await work() };
@@ -94,8 +107,11 @@ export class Background<T> {
         }
         entry.state = 'done';
         entry.doneAtMs = this.now();
-        // Only the latest ask's result is kept and worth a reconcile.
-        if (this.entries.get(key) === entry) this.wake(key);
+        this.busy.delete(key);
+        // Only the latest ask's result is kept and worth a reconcile; an ask for other work that
+        // waited for this one's end is too.
+        const latest = this.entries.get(key) === entry;
+        if (this.asked.delete(key) || latest) this.wake(key);
       })();
       this.inFlight.add(p);
       void p.finally(() => this.inFlight.delete(p));
@@ -107,6 +123,7 @@ export class Background<T> {
   /** forget drops a key's work (its StatefulSet is gone or opted out); running work ends by itself. */
   forget(key: string): void {
     this.failures.delete(key);
+    this.asked.delete(key);
     const e = this.entries.get(key);
     if (e?.state === 'waiting') e.ticket?.cancel();
     this.entries.delete(key);

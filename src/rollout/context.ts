@@ -4,6 +4,7 @@
 import { KEYS, type RolloutConfig } from '../annotations.js';
 import { gateStateOf, ROLLING, statusChanged, transitionEvents } from './status.js';
 import { unverifiedKept } from './revisions.js';
+import { releasedAt } from './hooks.js';
 import type { Action, CheckRequest, FailureReason, Memory, Phase, PlanInput, PlanResult, RolloutStatus } from './types.js';
 
 export interface Ctx {
@@ -52,9 +53,11 @@ export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<Pla
   const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
   if (refused) next.promotionRefused = refused;
   // The pods whose settle hooks are still to run stay on record through the plans that wait for them to
-  // come back (src/rollout/hook-steps.ts): until their settle hooks are done, for this step only.
+  // come back (src/rollout/hook-steps.ts): until their settle hooks are done or a later step is taken,
+  // for this revision only (a partition raised since, by a scale-up or the webhook's re-pin, keeps it).
   const released = c.prev?.released;
-  if (released && c.prev?.revision === c.revision && released.step === `${c.revision}@${partition}`) next.released = released;
+  const stepAt = released && c.prev?.revision === c.revision ? releasedAt(released.step, c.revision) : undefined;
+  if (released && stepAt !== undefined && partition >= stepAt) next.released = released;
   Object.assign(next, c.status);
   const actions = [...c.actions];
   if (statusChanged(c.prev, next) || c.retried) {

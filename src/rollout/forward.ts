@@ -185,7 +185,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   if (wakeAt !== undefined) return finish(c, 'WaitingForPods', `waiting for minReadySeconds (${sts.minReadySeconds}s) of every pod`, { memory: { ...m, streak: 0 }, requeueAfterMs: wakeAt - nowMs });
 
   // The settle hooks of the pods the last step released, now back on this revision (src/rollout/hook-steps.ts).
-  const settling = settleStep(c, cfg, m, p, byIndex);
+  const settling = settleStep(c, cfg, m, byIndex);
   if (settling && 'settled' in settling) m = settling.settled;
   else if (settling) return settling;
 
@@ -240,7 +240,12 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // The pod the gate last judged (none before the first step): confirmed live by the shell.
     const newest = byIndex.get(p);
     const confirm = newest && p < sts.replicas ? { confirm: { name: newest.name, uid: newest.uid, revision: newest.revision, ...(newest.readySinceMs !== undefined ? { readySinceMs: newest.readySinceMs } : {}) } } : {};
-    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => ({ name: `${sts.name}-${to + k + sts.ordinalsStart}`, index: to + k, uid: byIndex.get(to + k)?.uid ?? '', ...readySince(byIndex.get(to + k)) }));
+    // The pods the StatefulSet controller replaces: not one already on this revision (a stage that
+    // covers updated pods, the final step after a scale to 0 and back), whose prepare hook (a
+    // switchover away from it) would act on a pod that stays.
+    const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => to + k)
+      .filter((i) => byIndex.get(i)?.revision !== c.revision)
+      .map((i) => ({ name: `${sts.name}-${i + sts.ordinalsStart}`, index: i, uid: byIndex.get(i)?.uid ?? '', ...readySince(byIndex.get(i)) }));
     const released = releasedPods.map((x) => x.name);
     // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
     const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);

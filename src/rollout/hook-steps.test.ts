@@ -357,3 +357,22 @@ describe('a transient policy hold and the streak', () => {
     expect(back.check).toBeDefined();
   });
 });
+
+// Issue 46 §2.6 and §2.7: settle hooks were skipped when the partition moved after their step (a
+// scale-up's raise, the webhook's re-pin); a prepare hook ran for a pod the step does not replace (the
+// final step after a scale to 0 and back, the pod already on the new revision). Each failed before its fix.
+describe('hooks of exactly the pods a step replaces', () => {
+  it('settle hooks still run for the released pod after a scale-up raised the partition', () => {
+    const s = sts({ replicas: 4, partition: 4, status: { partition: 2, replicas: 3, released: { step: 'new@2', pods: ['pg-2'] } } });
+    const r = plan(input(s, pods(['old', 'old', 'new', 'old']), [caughtUp]));
+    expect(r.hooks?.runs.map((x) => `${x.when} ${x.pod}`)).toEqual(['settle pg-2']);
+    expect(r.check).toBeUndefined();
+  });
+
+  it('no prepare hook for a pod already on the new revision: the final step after a scale to 0 and back', () => {
+    const s = sts({ partition: 1, currentRevision: 'new', status: { phase: 'WaitingForPods', partition: 1, previousRevision: 'old' } });
+    const { r } = untilStep(input(s, pods(['new', 'new', 'new']), [switchover]));
+    expect(r.hooks).toBeUndefined();
+    expect(moves(r)).toEqual([0]);
+  });
+});

@@ -8,7 +8,7 @@ import type { RolloutConfig } from '../annotations.js';
 import { recordCheck } from './outcomes.js';
 import { recordMeasurements } from './history.js';
 import { finish, type Ctx } from './context.js';
-import { hookProgress, hookRuns, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
+import { hookProgress, hookRuns, releasedAt, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
 import type { Memory, PlanResult, PodView } from './types.js';
 
 /** How often a plan with hooks under way looks again (a Job's end is no watch event of the controller). */
@@ -103,9 +103,12 @@ export function releasedRecord(cfg: RolloutConfig, revision: string, to: number,
  * checks. Returns the plan while they run or after one failed; `settled` when they are done now (the
  * initial delay then counts from this moment); undefined when there is nothing to settle.
  */
-export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, p: number, byIndex: Map<number, PodView>): PlanResult | { settled: Memory } | undefined {
+export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, byIndex: Map<number, PodView>): PlanResult | { settled: Memory } | undefined {
   const rec = c.prev?.revision === c.revision ? c.prev.released : undefined;
-  if (!rec || rec.step !== `${c.revision}@${p}`) return undefined;
+  // The step's own partition (its runs' keys), not the one now: a scale-up's raise or the webhook's
+  // re-pin moves the partition after the step, and the released pods still need their settle hooks.
+  const p = rec ? releasedAt(rec.step, c.revision) : undefined;
+  if (!rec || p === undefined || c.input.sts.partition < p) return undefined;
   const pods = rec.pods.flatMap((name) => {
     const pod = [...byIndex.values()].find((x) => x.name === name);
     return pod ? [{ name, index: pod.index, uid: pod.uid, ...(pod.readySinceMs !== undefined ? { readySinceMs: pod.readySinceMs } : {}) }] : [];

@@ -141,3 +141,10 @@ export function revertTarget(staleIndexes: readonly number[], prepared: boolean)
   const top = Math.max(...staleIndexes);
   return prepared ? top : top + 1;
 }
+
+/** releasedAt is the partition of a released record's step (`<revision>@<partition>`) of `revision`, else undefined. */
+export function releasedAt(step: string, revision: string): number | undefined {
+  if (!step.startsWith(`${revision}@`)) return undefined;
+  const n = Number(step.slice(revision.length + 1));
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}

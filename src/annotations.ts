@@ -134,6 +134,13 @@ export interface RolloutConfig {
   /** Absent: one pod per step. */
   steps?: Step[];
   /**
+   * The most pods one step may replace, set by an enforcing platform policy (src/policies/merge.ts):
+   * `first` for the first step of a rollout (no pod on the revision yet: a canary), `later` (each a
+   * count of pods, or a percent of the replicas rounded up; all hold) for every step after it. Absent:
+   * the steps as written.
+   */
+  stepCeiling?: { first: number; later: Step[] };
+  /**
    * What a user promoted with `kubectl phased-rollout promote`: a pause of the steps (`<revision>/<stage>`),
    * or one inconclusive hold (`<revision>@<partition>@<hold>`, the hold's start in Unix seconds: a
    * promotion lets that hold's step go, never a later hold of the same revision at the same partition).

@@ -88,6 +88,7 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     const values = policies.flatMap(({ policy }) => (policy.timing[key] !== undefined && (!says || policy.scope) ? [policy.timing[key]] : []));
     if (values.length > 0) out[key] = strictest(key, says ? [cfg[key], ...values] : values);
   }
+  Object.assign(out, enforcedFloors(cfg, policies, selected));
   // A platform policy's queries and comparisons are measured by the platform's Prometheus: a URL or a
   // Secret the StatefulSet names would let a team answer its own platform's checks.
   const platform = policies.filter(({ policy }) => policy.scope);
@@ -115,4 +116,25 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     };
   }
   return out;
+}
+
+/**
+ * enforcedFloors: what an enforcing policy holds a team to beyond its gates. Its steps: the first step
+ * of a rollout replaces one pod (a canary the platform's gates judge before more go), later ones at
+ * most the policy's maxStep (steps: "100%" would otherwise pass the gates on old pods only, then
+ * replace every pod at once). The PodDisruptionBudgets are always asked, and onFailure: rollback wins
+ * over a team's halt. A team keeps its pauses and its promote, abort and retry: each only holds, goes
+ * back, or asks the gates again (docs/analysis.md, For platform teams).
+ */
+function enforcedFloors(cfg: RolloutConfig, policies: { ref: string; policy: GatePolicy }[], selected: readonly SelectedPolicy[]): Partial<RolloutConfig> {
+  const enforcing = policies.filter(({ ref, policy }) => policy.scope?.enforce && selected.some((p) => p.ref === ref && p.enforce));
+  if (enforcing.length === 0) return {};
+  // Every policy's ceiling holds (the smallest wins; a count and a percent are both honoured).
+  const later = enforcing.flatMap(({ policy }) => (policy.scope?.maxStep ? [policy.scope.maxStep] : []));
+  const rollback = enforcing.some(({ policy }) => policy.scope?.onFailure === 'rollback');
+  return {
+    stepCeiling: { first: 1, later },
+    respectPdb: true,
+    ...(rollback ? { onFailure: 'rollback' as const } : { onFailure: cfg.onFailure }),
+  };
 }

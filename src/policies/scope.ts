@@ -11,6 +11,13 @@ export interface PolicyScope {
   namespaceSelector: V1LabelSelector;
   /** Every StatefulSet of a selected namespace is opted in; bypass, opt-out and dry-run of its gates are refused. */
   enforce: boolean;
+  /**
+   * With enforce, the largest step after the first (spec.maxStep: pods, or "N%" of the replicas); the
+   * first step of a rollout is always one pod there.
+   */
+  maxStep?: { count: number } | { percent: number };
+  /** With enforce, spec.onFailure: rollback makes every StatefulSet there roll back on failure, whatever it says. */
+  onFailure?: 'rollback' | 'halt';
 }
 
 /** SelectedPolicy is a ClusterRolloutGate that selects a namespace: its reference (`cluster/<name>`) and whether it enforces. */
@@ -62,7 +69,22 @@ export function parseScope(s: Record<string, unknown>, problems: string[]): Poli
   // that means it says so with an expression (e.g. kubernetes.io/metadata.name NotIn [kube-system]).
   const terms = Object.keys((matchLabels as object | undefined) ?? {}).length + ((matchExpressions as unknown[] | undefined) ?? []).length;
   if (terms === 0) return void problems.push('spec.namespaceSelector: at least one of matchLabels or matchExpressions (an empty selector would select every namespace)');
-  return { namespaceSelector: sel as V1LabelSelector, enforce: enforce === true };
+  const limits = enforcedLimits(s, enforce === true, problems);
+  if (problems.length > before) return undefined;
+  return { namespaceSelector: sel as V1LabelSelector, enforce: enforce === true, ...limits };
+}
+
+/** enforcedLimits reads spec.maxStep and spec.onFailure, which only an enforcing policy may set. */
+function enforcedLimits(s: Record<string, unknown>, enforce: boolean, problems: string[]): Pick<PolicyScope, 'maxStep' | 'onFailure'> {
+  const out: Pick<PolicyScope, 'maxStep' | 'onFailure'> = {};
+  const { maxStep, onFailure } = s;
+  if ((maxStep !== undefined || onFailure !== undefined) && !enforce) problems.push('spec.maxStep and spec.onFailure: only with spec.enforce (they bound the rollouts the policy enforces on)');
+  if (typeof maxStep === 'number' && Number.isInteger(maxStep) && maxStep >= 1 && maxStep <= 10_000) out.maxStep = { count: maxStep };
+  else if (typeof maxStep === 'string' && /^([1-9][0-9]?|100)%$/.test(maxStep)) out.maxStep = { percent: Number(maxStep.slice(0, -1)) };
+  else if (maxStep !== undefined) problems.push('spec.maxStep: a number of pods (1-10000) or a percent of the replicas ("1%"-"100%")');
+  if (onFailure === 'rollback' || onFailure === 'halt') out.onFailure = onFailure;
+  else if (onFailure !== undefined) problems.push('spec.onFailure: rollback or halt');
+  return out;
 }
 
 /**

@@ -7,7 +7,7 @@ import { renderQuery, renderUrl } from '../gate-templates.js';
 import { podContext } from './gates.js';
 import { budgetTarget } from './budgets.js';
 import { groupHold } from './groups.js';
-import { stepTarget } from './steps.js';
+import { ceiledTarget, stepTarget } from './steps.js';
 import { heldInconclusive, holdIdentity, judgePromotion } from './holds.js';
 import type { PolicyProblem } from '../policies/merge.js';
 import { finish, gateFingerprint, giveUp, waitAtZero, type Ctx } from './context.js';
@@ -191,7 +191,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
 
   // A `pause` of the steps before the next stage: hold here, with no gate running, until a user
   // promotes this revision past it (`kubectl phased-rollout promote`). The streak starts after that.
-  const target = stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision);
+  // Bounded by an enforcing platform policy: a canary of one pod first, then at most its maxStep.
+  const target = ceiledTarget(stepTarget(p, sts.replicas, cfg.steps, byIndex, c.revision), cfg.stepCeiling, sts.replicas, byIndex, c.revision);
   // A promoted inconclusive hold is past this pause too: a person decided this very step.
   if (p > 0 && target.pause && !promoted && !(cfg.promote?.revision === c.revision && 'stage' in cfg.promote && cfg.promote.stage === target.stage)) {
     c.status = { promotion: target.stage };

@@ -1986,3 +1986,42 @@ describe('plan: no record vouches for the current revision (orphan delete and re
     expect(statusOf(r)?.previousRevision).toBe('old');
   });
 });
+
+// Issue 46 §3.1: under an enforcing policy, steps: "100%" let the platform's gates pass three times on
+// old pods only, then replaced every pod at once (on-failure halt left them there). Failed before its fix.
+describe('plan: an enforcing policy bounds the steps', () => {
+  const policy = (extra: Record<string, unknown> = {}) => {
+    const p = parsePolicySpec({ namespaceSelector: { matchLabels: { tier: 'regulated' } }, enforce: true, queries: [{ name: 'errors', query: 'errors < 1' }], ...extra });
+    if (Array.isArray(p)) throw new Error(p.join('; '));
+    return { 'cluster/audit': p };
+  };
+  const six = (partition: number, ann: Record<string, string>) => sts({ ann, replicas: 6, partition });
+  const enforced = (s: StatefulSetView, p: PodView[], extra?: Record<string, unknown>): PlanInput => ({ ...input(s, p), policies: policy(extra), selectedPolicies: [{ ref: 'cluster/audit', enforce: true }] });
+  const all = { ...FAST, [KEYS.steps]: '100%', [KEYS.respectPdb]: 'false' };
+
+  it('steps: "100%": the first step replaces one pod (a canary); later steps as written, or at most maxStep', () => {
+    expect(partitionMoves(runChecks(enforced(six(6, all), pods(['old', 'old', 'old', 'old', 'old', 'old'])), ['pass', 'pass']).r)).toEqual([5]);
+    const after = pods(['old', 'old', 'old', 'old', 'old', 'new']);
+    expect(partitionMoves(runChecks(enforced(six(5, all), after), ['pass', 'pass']).r)).toEqual([0]);
+    expect(partitionMoves(runChecks(enforced(six(5, all), after, { maxStep: 2 }), ['pass', 'pass']).r)).toEqual([3]);
+    expect(partitionMoves(runChecks(enforced(six(5, all), after, { maxStep: '50%' }), ['pass', 'pass']).r)).toEqual([2]);
+    // Not enforced: the steps as written.
+    const free = { ...input(six(6, all), pods(['old', 'old', 'old', 'old', 'old', 'old'])), policies: policy(), selectedPolicies: [{ ref: 'cluster/audit', enforce: false }] };
+    expect(partitionMoves(runChecks(free, ['pass', 'pass']).r)).not.toEqual([5]);
+  });
+
+  it('respect-pdb and on-failure are floors: the PDBs are asked, and onFailure: rollback wins over halt', () => {
+    const pdb: BudgetView = { name: 'db', generation: 1, observedGeneration: 1, disruptionsAllowed: 0, currentHealthy: 6, desiredHealthy: 6 };
+    const held = runChecks({ ...enforced(six(6, all), pods(['old', 'old', 'old', 'old', 'old', 'old'])), budgets: [pdb] }, ['pass', 'pass']).r;
+    expect(partitionMoves(held)).toEqual([]);
+    const failing = { ...all, [KEYS.onFailure]: 'halt', [KEYS.failureThreshold]: '1' };
+    const r = runChecks(enforced(six(5, failing), pods(['old', 'old', 'old', 'old', 'old', 'new']), { onFailure: 'rollback' }), ['fail']).r;
+    expect(of(r, 'restoreTemplate')).toEqual([{ type: 'restoreTemplate', revision: 'old' }]);
+  });
+
+  it('maxStep and onFailure are refused on a policy that does not enforce, and when malformed', () => {
+    expect(parsePolicySpec({ namespaceSelector: { matchLabels: { a: 'b' } }, queries: [{ name: 'e', query: 'up' }], maxStep: 2 })).toEqual([expect.stringContaining('only with spec.enforce')]);
+    expect(parsePolicySpec({ namespaceSelector: { matchLabels: { a: 'b' } }, enforce: true, queries: [{ name: 'e', query: 'up' }], maxStep: '150%' })).toEqual([expect.stringContaining('spec.maxStep')]);
+    expect(parsePolicySpec({ namespaceSelector: { matchLabels: { a: 'b' } }, enforce: true, queries: [{ name: 'e', query: 'up' }], onFailure: 'ignore' })).toEqual([expect.stringContaining('spec.onFailure')]);
+  });
+});

@@ -69,3 +69,22 @@ export function stepTarget(p: number, replicas: number, steps: readonly Step[] |
   if (!target) return { to: one, next: one, stage: 0, stages: 0, pause: false }; // no replicas: nothing to release
   return { to: Math.max(0, Math.min(one, replicas - target.count)), next: one, stage: i + 1, stages: all.length, pause: target.pause };
 }
+
+/**
+ * ceiledTarget bounds a step by an enforcing policy's ceiling (RolloutConfig.stepCeiling): counted from
+ * its first pod down, at most `first` pods not yet on the revision when none is (the rollout's first
+ * step), at most each of `later` after that. The partition stops at the pod where the bound is reached.
+ */
+export function ceiledTarget(t: StepTarget, ceiling: { first: number; later: readonly Step[] } | undefined, replicas: number, byIndex: Map<number, PodView>, revision: string): StepTarget {
+  if (!ceiling) return t;
+  const started = [...byIndex.values()].some((p) => p.index < replicas && p.revision === revision);
+  const bounds = started ? ceiling.later.map((s) => ('count' in s ? s.count : Math.max(1, Math.ceil((s.percent * replicas) / 100)))) : [ceiling.first];
+  if (bounds.length === 0) return t;
+  const bound = Math.min(...bounds);
+  let n = 0;
+  for (let i = t.next; i >= t.to; i--) {
+    if (byIndex.get(i)?.revision === revision) continue;
+    if (++n === bound) return i > t.to ? { ...t, to: i } : t;
+  }
+  return t;
+}

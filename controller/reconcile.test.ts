@@ -817,3 +817,26 @@ describe('Reconciler: a check that takes longer than 30 s', () => {
     expect(status.message).toContain('longer than the 30 s a pass is good for');
   });
 });
+
+// Issue 46 §3.2: a StatefulSet opted in by an enforcing ClusterRolloutGate alone carries no `enabled`
+// annotation, and the webhook's first entry matches only objects that carry it: where the policy's
+// namespaces and the webhook's second entry are selected by different labels, a hand-written status was
+// admitted. The controller's first status write now opts it in for good. Failed before its fix.
+describe('Reconciler: opted in by an enforcing policy alone', () => {
+  const gate = { apiVersion: 'phased-rollout.io/v1alpha1', kind: 'ClusterRolloutGate', metadata: { name: 'audit' }, spec: { namespaceSelector: { matchLabels: { tier: 'regulated' } }, enforce: true, queries: [{ name: 'errors', query: 'up' }] } };
+  const namespace = { metadata: { name: 'ns', labels: { tier: 'regulated' } } };
+  const policies = () => ({ namespaced: fakeInformer([]).inf, cluster: fakeInformer([gate as never]).inf, namespaces: fakeInformer([namespace as never]).inf }) as unknown as ReconcileDeps['policies'];
+
+  it('its status write carries enabled: "true"; an enabled a person wrote stays', async () => {
+    const bare = statefulSet();
+    bare.metadata!.annotations = {};
+    const c = fakeCluster(bare, [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    await reconciler(c, { policies: policies() }).reconcile(KEY);
+    expect(c.server.sts.metadata?.annotations?.[KEYS.status]).toBeDefined();
+    expect(c.server.sts.metadata?.annotations?.[KEYS.enabled]).toBe('true');
+    const own = fakeCluster(statefulSet(), [pod(0, 'old'), pod(1, 'old'), pod(2, 'old')]);
+    own.server.sts.metadata!.annotations![KEYS.enabled] = 'true';
+    await reconciler(own, { policies: policies() }).reconcile(KEY);
+    expect(own.server.sts.metadata?.annotations?.[KEYS.enabled]).toBe('true');
+  });
+});

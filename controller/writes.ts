@@ -71,7 +71,7 @@ export class Writer {
     if (status && !combined) {
       const value = status.type === 'writeStatus' ? sealStatus(status.status, sts.metadata?.uid ?? '', this.d.statusKeys) : null;
       const patched = await this.d.apps.patchNamespacedStatefulSet(
-        { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value } } } },
+        { name: t.name, namespace: t.namespace, body: { metadata: { annotations: { [KEYS.status]: value, ...(value !== null ? optInOf(sts) : {}) } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch, this.writeOptions()),
       );
       this.remember(key, patched);
@@ -159,6 +159,7 @@ export class Writer {
     // The status annotation with it (JSON Pointer escapes "/" as "~1"); `add` replaces an existing value.
     // An opted-in StatefulSet always has annotations (the opt-in is one).
     if (status) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: sealStatus(status, sts.metadata?.uid ?? '', this.d.statusKeys) });
+    for (const [k, v] of Object.entries(status ? optInOf(sts) : {})) ops.push({ op: 'add', path: `/metadata/annotations/${k.replace('/', '~1')}`, value: v });
     try {
       const patched = await this.d.apps.patchNamespacedStatefulSet(
         { name: sts.metadata?.name ?? '', namespace: sts.metadata?.namespace ?? '', body: ops },
@@ -189,4 +190,15 @@ export function podChanged(c: PodConfirm, live: V1Pod): string | undefined {
   if (v.revision !== c.revision) return `is on revision ${v.revision}, not ${c.revision}`;
   if (v.readySinceMs !== c.readySinceMs) return 'became Ready again (it was not ready in between)';
   return undefined;
+}
+
+/**
+ * optInOf: the opt-in a status write carries for a StatefulSet opted in by an enforcing policy alone
+ * (no `enabled` annotation of its own). The webhook's first entry matches only objects that carry the
+ * annotation; written here, every later write of the StatefulSet is reviewed by it (a hand-written
+ * status among them), whichever namespace labels the policy and the webhook's second entry select.
+ * An `enabled` a person wrote ("false" included) is theirs and stays.
+ */
+function optInOf(sts: V1StatefulSet): Record<string, string> {
+  return sts.metadata?.annotations?.[KEYS.enabled] === undefined ? { [KEYS.enabled]: 'true' } : {};
 }

@@ -259,7 +259,11 @@ async function main(): Promise<void> {
   }
   // Awaited for a few seconds at most: a cluster without the policy CRDs must not hold anything back
   // (controller/policies.ts), but where they exist, the first reconciles should not see them unlisted.
-  const policiesListed = Promise.all([startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping), gatePolicies.cluster ? startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping) : undefined, gatePolicies.namespaces ? startInBackground(gatePolicies.namespaces, 'namespaces', log, () => stopping) : undefined]);
+  // Until the ClusterRolloutGates and Namespaces have listed, steps wait (controller/policies.ts,
+  // selectionUnknown), unless the ClusterRolloutGate CRD is not installed at all.
+  let clusterAbsent = false;
+  gatePolicies.clusterAbsent = () => clusterAbsent;
+  const policiesListed = Promise.all([startInBackground(gatePolicies.namespaced, 'rolloutgates', log, () => stopping), gatePolicies.cluster ? startInBackground(gatePolicies.cluster, 'clusterrolloutgates', log, () => stopping, undefined, (yes) => (clusterAbsent = yes)) : undefined, gatePolicies.namespaces ? startInBackground(gatePolicies.namespaces, 'namespaces', log, () => stopping) : undefined]);
   await Promise.race([policiesListed, new Promise((r) => setTimeout(r, POLICY_LIST_WAIT_MS).unref())]);
   readiness.set(true);
   log.info({ namespace: ns ?? '(all)', identity, leaderElect: c['leader-elect'], metricsPort: c['metrics-port'] }, 'informers synced');

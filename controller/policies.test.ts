@@ -3,7 +3,7 @@ import { KEYS } from '../src/annotations.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
 import { quietLog } from '../test/support/quiet-log.js';
 import { slimNamespace } from '../src/k8s/view.js';
-import { enforcedIn, lookupPolicies, policiesOf, refsOf, selectedFor, startInBackground, type GateObject } from './policies.js';
+import { enforcedIn, lookupPolicies, policiesOf, refsOf, selectedFor, selectionUnknown, startInBackground, type GateObject } from './policies.js';
 
 function cache<T extends KubernetesObject = GateObject>(items: T[], live = true, synced = live): ResilientInformer<T> {
   return {
@@ -106,5 +106,34 @@ describe('ClusterRolloutGates that select namespaces', () => {
     const n: V1Namespace = { metadata: { name: 'bank', labels: { tier: 'regulated' }, annotations: { big: 'x'.repeat(1000) }, resourceVersion: '7', uid: 'u' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } };
     slimNamespace(n);
     expect(n).toEqual({ metadata: { name: 'bank', labels: { tier: 'regulated' }, resourceVersion: '7', uid: 'u' } });
+  });
+});
+
+// Issue 46 §3.7: the controller applied no enforcing policy until its selection caches had listed (it
+// went on after 5 s): a step could go without the platform's gates. Now the selection is "unknown" and
+// the planner holds the step. Failed before its fix.
+describe('selectionUnknown', () => {
+  const ns = cache<V1Namespace>([{ metadata: { name: 'prod' } }]);
+  it.each<[string, Parameters<typeof selectionUnknown>[0], boolean]>([
+    ['both listed and live', { namespaced: cache([]), cluster: cache([]), namespaces: ns }, false],
+    ['ClusterRolloutGates not listed yet', { namespaced: cache([]), cluster: cache([], false), namespaces: ns }, true],
+    ['Namespaces not listed yet', { namespaced: cache([]), cluster: cache([]), namespaces: cache<V1Namespace>([], false) }, true],
+    ['a watch down after the list', { namespaced: cache([]), cluster: cache([], false, true), namespaces: ns }, true],
+    ['the ClusterRolloutGate CRD is not installed (404)', { namespaced: cache([]), cluster: cache([], false), namespaces: ns, clusterAbsent: () => true }, false],
+    ['a namespace-scoped controller reads no cluster policy', { namespaced: cache([]) }, false],
+  ])('%s', (_, inf, unknown) => {
+    expect(selectionUnknown(inf) !== undefined).toBe(unknown);
+    expect(policiesOf({ metadata: { name: 'db', namespace: 'prod', annotations: {} } }, 'prod', inf).unknown !== undefined).toBe(unknown);
+  });
+
+  it('startInBackground tells a 404 (no CRD) from other failures', async () => {
+    const told: boolean[] = [];
+    const failing = (code: number) => ({ ...cache([]), start: async () => Promise.reject(Object.assign(new Error(`HTTP ${code}`), { code })) });
+    let n = 0;
+    await startInBackground(failing(404), 'clusterrolloutgates', quietLog().log, () => n++ > 0, async () => undefined, (yes) => told.push(yes));
+    n = 0;
+    await startInBackground(failing(403), 'clusterrolloutgates', quietLog().log, () => n++ > 0, async () => undefined, (yes) => told.push(yes));
+    await startInBackground(cache([]), 'clusterrolloutgates', quietLog().log, () => false, async () => undefined, (yes) => told.push(yes));
+    expect(told).toEqual([true, false, false]);
   });
 });

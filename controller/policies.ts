@@ -8,7 +8,7 @@
 // trimmed to their names and labels, tells which policies apply to a StatefulSet it does not name.
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Namespace, type V1StatefulSet } from '@kubernetes/client-node';
 import { KEYS, parseAnnotations } from '../src/annotations.js';
-import { apiErrorMessage } from '../src/k8s/errors.js';
+import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
 import { resilientInformer, type ResilientInformer } from '../src/k8s/informer.js';
 import { slimNamespace } from '../src/k8s/view.js';
 import type { PolicyLookup } from '../src/policies/merge.js';
@@ -26,6 +26,8 @@ export interface PolicyInformers {
   namespaced: ResilientInformer<GateObject>;
   cluster?: ResilientInformer<GateObject>;
   namespaces?: ResilientInformer<V1Namespace>;
+  /** The ClusterRolloutGate list failed with 404: the CRD is not installed, so no policy can select anything. */
+  clusterAbsent?: () => boolean;
 }
 
 /** refsOf lists a StatefulSet's policy references (none when its annotations do not parse). */
@@ -74,15 +76,29 @@ export function selectedFor(namespace: string, inf: PolicyInformers | undefined)
   );
 }
 
+/**
+ * selectionUnknown says why the ClusterRolloutGates that select a namespace cannot be told now (their
+ * list or the Namespaces' has not succeeded, or a watch is down), or undefined when they can, when this
+ * controller reads none (--namespace), or when the CRD is absent. Meanwhile a step waits: an enforcing
+ * policy not seen yet would let a step go without the platform's gates.
+ */
+export function selectionUnknown(inf: PolicyInformers | undefined): string | undefined {
+  if (!inf?.cluster || inf.clusterAbsent?.()) return undefined;
+  if (!inf.cluster.synced() || !inf.namespaces?.synced()) return 'the ClusterRolloutGates and Namespaces are not listed yet: a platform policy may select this namespace; the step waits for them';
+  if (!inf.cluster.live() || !inf.namespaces.live()) return 'the ClusterRolloutGate or Namespace watch is down: a platform policy may have changed; the step waits for it';
+  return undefined;
+}
+
 /** enforcedIn tells whether an enforcing ClusterRolloutGate selects the namespace: its StatefulSets are opted in. */
 export function enforcedIn(namespace: string | undefined, inf: PolicyInformers | undefined): boolean {
   return namespace !== undefined && enforcing(selectedFor(namespace, inf)) !== undefined;
 }
 
 /** policiesOf finds what a reconcile needs: the policies that select the namespace, and each policy it names or is selected by. */
-export function policiesOf(s: V1StatefulSet, namespace: string, inf: PolicyInformers | undefined): { lookup: PolicyLookup; selected: SelectedPolicy[] } {
+export function policiesOf(s: V1StatefulSet, namespace: string, inf: PolicyInformers | undefined): { lookup: PolicyLookup; selected: SelectedPolicy[]; unknown?: string } {
   const selected = selectedFor(namespace, inf);
-  return { lookup: lookupPolicies([...new Set([...refsOf(s), ...selected.map((p) => p.ref)])], namespace, inf), selected };
+  const unknown = selectionUnknown(inf);
+  return { lookup: lookupPolicies([...new Set([...refsOf(s), ...selected.map((p) => p.ref)])], namespace, inf), selected, ...(unknown ? { unknown } : {}) };
 }
 
 /**
@@ -140,13 +156,16 @@ export function policyInformers(kc: KubeConfig, custom: CustomObjectsApi, core: 
  * startInBackground lists and watches, retrying a failed first list with backoff (1 s doubling to
  * 30 s) until it succeeds or `stopped()` says so; it never throws, so a missing CRD delays nothing else.
  */
-export async function startInBackground(inf: ResilientInformer<KubernetesObject>, what: string, log: Logger, stopped: () => boolean, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<void> {
+export async function startInBackground(inf: ResilientInformer<KubernetesObject>, what: string, log: Logger, stopped: () => boolean, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms)), absent: (yes: boolean) => void = () => undefined): Promise<void> {
   for (let attempt = 0; !stopped(); attempt++) {
     try {
       await inf.start();
+      absent(false);
       if (attempt > 0) log.info({ resource: what }, 'gate policies listed');
       return;
     } catch (err) {
+      // 404: the resource does not exist (its CRD is not installed); anything else: not known yet.
+      absent(apiErrorCode(err) === 404);
       const wait = Math.min(30_000, 1000 * 2 ** Math.min(attempt, 5));
       // Said once loudly, then quietly: a cluster without the CRDs is a supported install.
       (attempt === 0 ? log.warn : log.debug).call(log, { resource: what, reason: apiErrorMessage(err), retryInMs: wait }, 'cannot list gate policies; StatefulSets that reference one hold until they can be read');

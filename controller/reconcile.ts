@@ -56,6 +56,8 @@ interface Snapshot {
   policies: PolicyLookup;
   /** The ClusterRolloutGates that select its namespace (src/policies/scope.ts). */
   selected: SelectedPolicy[];
+  /** Why the ClusterRolloutGates that select its namespace cannot be told now (controller/policies.ts). */
+  selectionUnknown?: string;
   /** The status annotation as found, when it is not sealed by our key: left out of `view`. */
   distrusted?: { trust: 'unsealed' | 'forged'; raw: string };
 }
@@ -138,9 +140,10 @@ export class Reconciler {
     const raw = this.d.pods.indexed(key);
     const pods = raw.flatMap((p) => this.podViewOf(p, name, view.ordinalsStart) ?? []);
     const budgets = this.budgetsOf(sts, raw);
-    const { lookup: policies, selected } = policiesOf(sts, namespace, this.d.policies);
+    const { lookup: policies, selected, unknown } = policiesOf(sts, namespace, this.d.policies);
+    const selection = unknown ? { selectionUnknown: unknown } : {};
     const g = groupOf(view.annotations);
-    if (!g) return { sts, view, pods, budgets, policies, selected, ...(distrusted ? { distrusted } : {}) };
+    if (!g) return { sts, view, pods, budgets, policies, selected, ...selection, ...(distrusted ? { distrusted } : {}) };
     // Peers through current(): our own last write of a peer (a step it just took) counts before the
     // cache shows it. Their pods decide the zone-safety rule (groups.ts).
     const peers: Peer[] = peersOf((ns) => this.d.statefulSets.list(ns), sts).map((p) => {
@@ -149,7 +152,7 @@ export class Reconciler {
     });
     const cached = (peerName: string, start: number) => this.d.pods.indexed(`${namespace}/${peerName}`).flatMap((pp) => this.podViewOf(pp, peerName, start) ?? []);
     const members = peers.map((p) => peerMember(p, cached, nowMs));
-    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies, selected, ...(distrusted ? { distrusted } : {}) };
+    return { sts, view, pods, group: members, groupKey: `${namespace}/${g.group}`, budgets, peers, policies, selected, ...selection, ...(distrusted ? { distrusted } : {}) };
   }
 
   /** budgetsOf are the PodDisruptionBudgets of the namespace whose selector matches a pod of the StatefulSet (or its template). */
@@ -284,7 +287,7 @@ export class Reconciler {
 
   /** planFor runs the planner on one snapshot with this controller's Prometheus settings. */
   private planFor(snap: Snapshot, nowMs: number, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
-    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), ...(this.d.platformPrometheusUrl ? { platformPrometheusUrl: this.d.platformPrometheusUrl } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
+    return plan({ ...(hookOutcomes ? { hookOutcomes } : {}), ...(this.d.minPeriodSeconds ? { minPeriodSeconds: this.d.minPeriodSeconds } : {}), ...(this.d.tenantLabel ? { tenantLabel: this.d.tenantLabel } : {}), ...(this.d.platformPrometheusUrl ? { platformPrometheusUrl: this.d.platformPrometheusUrl } : {}), sts: snap.view, pods: snap.pods, nowMs, memory, defaultPrometheusUrl: this.d.defaultPrometheusUrl, allowedPrometheusUrls: this.d.allowedPrometheusUrls ?? [], allowedGateUrls: this.d.allowedGateUrls ?? [], budgets: snap.budgets, policies: snap.policies, selectedPolicies: snap.selected, ...(snap.selectionUnknown ? { selectionUnknown: snap.selectionUnknown } : {}), statusSyncWaitMs: this.d.statusSyncWaitMs ?? 0, ...(snap.group ? { group: snap.group } : {}) });
   }
 
   /**

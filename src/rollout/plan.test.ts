@@ -2025,3 +2025,13 @@ describe('plan: an enforcing policy bounds the steps', () => {
     expect(parsePolicySpec({ namespaceSelector: { matchLabels: { a: 'b' } }, enforce: true, queries: [{ name: 'e', query: 'up' }], onFailure: 'ignore' })).toEqual([expect.stringContaining('spec.onFailure')]);
   });
 });
+
+describe('plan: the platform policies that select the namespace cannot be told yet (issue 46 §3.7)', () => {
+  it('a step waits, writing nothing; with the selection known it goes', () => {
+    const i = input(sts({ partition: 3, status: { phase: 'Checking', partition: 3, previousRevision: 'old' } }), pods(['old', 'old', 'old']));
+    const held = runChecks({ ...i, selectionUnknown: 'the ClusterRolloutGates and Namespaces are not listed yet' }, ['pass', 'pass']).r;
+    expect(partitionMoves(held)).toEqual([]);
+    expect(held.actions).toEqual([]);
+    expect(partitionMoves(runChecks(i, ['pass', 'pass']).r)).toEqual([2]);
+  });
+});

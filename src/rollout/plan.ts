@@ -90,6 +90,9 @@ export function plan(given0: PlanInput): PlanResult {
     if ('problem' in merged) policyProblem = merged;
     else cfg = merged;
   }
+  // Which platform policies select the namespace cannot be told yet: an enforcing one not seen would let
+  // a step go without its gates. Held as a policy the caches cannot tell (issue 46 §3.7).
+  if (!policyProblem && input.selectionUnknown) policyProblem = { problem: input.selectionUnknown, transient: true };
   // The operator's floor (--min-period-seconds): on a shared controller no StatefulSet makes the shared
   // Prometheus its loop. A check is due a period after the last one was asked, and never while one runs
   // (controller/background.ts), so a slow one never stacks.

@@ -290,6 +290,8 @@ export interface PlanInput {
   policies?: PolicyLookup;
   /** The ClusterRolloutGates that select its namespace (src/policies/scope.ts): they apply as if named, and an enforcing one opts it in. */
   selectedPolicies?: readonly SelectedPolicy[];
+  /** Why the shell cannot tell which ClusterRolloutGates select the namespace now (not listed yet, a watch down): a step waits. */
+  selectionUnknown?: string;
   /** The other members of this StatefulSet's rollout group (phased-rollout.io/group), from the cache. */
   group?: GroupMember[];
   /** The PodDisruptionBudgets of the namespace whose selector matches this StatefulSet's pods. */

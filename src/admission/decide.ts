@@ -106,7 +106,7 @@ export function decide(req: AdmissionRequest, opts: DecideOptions, scope?: Names
     // dashboards all see it opted in (docs/analysis.md says why a patch, not a denial).
     const by = enforcing(selected);
     const optIn = by && annotationsOf(obj)[KEYS.enabled] === undefined ? { add: { [KEYS.enabled]: 'true' }, warnings: [msg.enforcedOptIn(by.ref.slice('cluster/'.length))] } : undefined;
-    return withAnnotations(d, obj, [keptStatus(d, req, obj, old, opts), optIn]);
+    return withAnnotations(d, obj, [keptStatus(d, req, obj, old, opts, selected), optIn]);
   } catch (e) {
     if (e instanceof ShapeError) return deny(ROW_SHAPE, 400, msg.malformedObject(name, e.message));
     throw e;
@@ -137,10 +137,12 @@ function decideStatusWrite(req: AdmissionRequest, obj: KubeObject | undefined, o
  * applied at 0 would start pods on an unverified revision. A retry names the failure instead
  * (phased-rollout.io/retry). Opting out still removes it (row 2); a denial stays a denial.
  */
-function keptStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions): AnnotationsToAdd | undefined {
+function keptStatus(d: Decision, req: AdmissionRequest, obj: KubeObject, old: KubeObject | undefined, opts: DecideOptions, selected: readonly SelectedPolicy[]): AnnotationsToAdd | undefined {
   if (d.type === 'deny' || !old || d.row === 2 || (req.userInfo?.username !== undefined && opts.controllerUsernames.has(req.userInfo.username))) return undefined;
   const kept = annotationsOf(old)[KEYS.status];
-  if (kept === undefined || annotationsOf(obj)[KEYS.status] !== undefined || readOptIn(annotationsOf(old)) !== 'on') return undefined;
+  // Opted in as the policies make it: a StatefulSet opted in by an enforcing policy alone keeps its record too.
+  const enforced = selected.filter((p) => p.enforce);
+  if (kept === undefined || annotationsOf(obj)[KEYS.status] !== undefined || readOptIn(effectiveAnnotations(annotationsOf(old), enforced)) !== 'on') return undefined;
   return { add: { [KEYS.status]: kept }, warnings: [msg.statusKept()] };
 }
 

@@ -108,3 +108,14 @@ describe('decide while the caches cannot tell', () => {
     expect(decide(req('CREATE', sts(undefined)), opts)).toMatchObject({ type: 'allow', row: 2 });
   });
 });
+
+// Issue 46 §3.7: a write that drops the status of a StatefulSet opted in by an enforcing policy alone (no
+// `enabled` before) did not get it back: the controller's record was lost. Failed before its fix.
+describe('the status of a StatefulSet opted in by the policy alone', () => {
+  it('is put back when a write drops it', () => {
+    const st = JSON.stringify({ phase: 'Checking', revision: 'db-2', partition: 2, replicas: 3, updated: 1, message: '', since: '' });
+    const r = req('UPDATE', sts({ team: 'x' }, { partition: 2 }), sts({ team: 'x', [KEYS.status]: st }, { partition: 2 }));
+    const d = decide(r, opts, ENFORCED);
+    expect(after(r, d).metadata?.annotations?.[KEYS.status]).toBe(st);
+  });
+});

@@ -134,7 +134,7 @@ describe('helm lint and template', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/mutatingwebhookconfiguration.admissionregistration.k8s.io\/phased-rollout (created|configured) \(server dry run\)/);
-    for (const policy of ['phased-rollout-no-ondelete', 'phased-rollout-status-annotations', 'phased-rollout-controller-jobs']) {
+    for (const policy of ['phased-rollout-no-ondelete', 'phased-rollout-status-annotations', 'phased-rollout-controller-jobs', 'phased-rollout-controller-statefulsets']) {
       expect(r.stdout).toMatch(new RegExp(`validatingadmissionpolicy.admissionregistration.k8s.io/${policy} (created|configured|unchanged) \\(server dry run\\)`));
     }
   });

@@ -287,7 +287,7 @@ describe('scenario 8: the shipped manifests', () => {
     const r = await kubectl(['apply', '--dry-run=server', '-k', resolve(ROOT, 'manifests/overlays/dev')]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    for (const kind of ['deployment.apps/phased-rollout-webhook', 'deployment.apps/phased-rollout-controller', 'mutatingwebhookconfiguration.admissionregistration.k8s.io/phased-rollout', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-no-ondelete', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-status-annotations', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-controller-jobs', 'secret/phased-rollout-webhook-tls']) {
+    for (const kind of ['deployment.apps/phased-rollout-webhook', 'deployment.apps/phased-rollout-controller', 'mutatingwebhookconfiguration.admissionregistration.k8s.io/phased-rollout', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-no-ondelete', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-status-annotations', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-controller-jobs', 'validatingadmissionpolicy.admissionregistration.k8s.io/phased-rollout-controller-statefulsets', 'secret/phased-rollout-webhook-tls']) {
       expect(r.stdout).toContain(kind);
     }
   });

@@ -175,10 +175,13 @@ describe('the policy on the controller\'s StatefulSet writes', () => {
     expect(r.code).toBe(0);
   });
 
-  it('the controller cannot opt a StatefulSet in itself, nor change its replicas', async () => {
-    const optIn = await patchAs(CONTROLLER, 'other', [{ op: 'add', path: `/metadata/annotations/${KEYS.enabled.replace('/', '~1')}`, value: 'true' }]);
-    expect(optIn.code).not.toBe(0);
-    expect(optIn.stderr).toContain(`phased-rollout: the controller changes no annotation of a StatefulSet but phased-rollout.io/status (it changed ${KEYS.enabled})`);
+  it('the controller changes no other annotation (it may only add an opt-in where there is none), nor its replicas', async () => {
+    const other = await patchAs(CONTROLLER, 'other', [{ op: 'add', path: `/metadata/annotations/${KEYS.query.replace('/', '~1')}`, value: 'vector(1)' }]);
+    expect(other.code).not.toBe(0);
+    expect(other.stderr).toContain(`phased-rollout: the controller changes no annotation of a StatefulSet but phased-rollout.io/status (it changed ${KEYS.query})`);
+    const off = await patchAs(CONTROLLER, 'other', [{ op: 'add', path: `/metadata/annotations/${KEYS.enabled.replace('/', '~1')}`, value: 'false' }]);
+    expect(off.code).not.toBe(0);
+    expect(off.stderr).toContain(`(it changed ${KEYS.enabled})`);
     const scale = await patchAs(CONTROLLER, 'opted', [{ op: 'replace', path: '/spec/replicas', value: 5 }]);
     expect(scale.code).not.toBe(0);
     expect(scale.stderr).toContain('phased-rollout: the controller changes no field of a StatefulSet spec but the partition');

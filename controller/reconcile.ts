@@ -10,6 +10,7 @@ import { groupOf } from '../src/rollout/groups.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
 import { overranPasses } from '../src/rollout/outcomes.js';
 import { trustedAnnotations } from '../src/rollout/status-seal.js';
+import { readStatus } from '../src/rollout/status.js';
 import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
@@ -225,6 +226,12 @@ export class Reconciler {
     }
     // Member hooks the step waits for (controller/hooks.ts): their outcomes go to the planner as data.
     let outcomes: HookOutcome[] | undefined;
+    // A new attempt at a step's hooks (src/rollout/hook-steps.ts) is recorded before its first run
+    // starts: the runs' keys name it, and a plan made before the record landed would name another.
+    if (first.hooks && !checked && newAttempt(first, snap.view.annotations)) {
+      const next = await this.decide(key, snap, memory, false, target, log, first);
+      return next === undefined ? undefined : 0;
+    }
     if (first.hooks && !checked) {
       const req = first.hooks;
       // Keyed by the run (pod UID, revision, partition, direction), which the planner judges its outcome
@@ -358,3 +365,10 @@ export function groupPeers(list: (namespace?: string) => readonly V1StatefulSet[
   return peersOf(list, s).map((p) => `${p.sts.metadata?.namespace}/${p.sts.metadata?.name}`);
 }
 
+/** newAttempt: the plan writes a status whose hook attempt is not the one on record. */
+function newAttempt(r: PlanResult, annotations: Record<string, string>): boolean {
+  const w = r.actions.find((a) => a.type === 'writeStatus');
+  if (!w || w.type !== 'writeStatus' || !w.status.hookAttempt) return false;
+  const on = readStatus(annotations)?.hookAttempt;
+  return on?.at !== w.status.hookAttempt.at || on.runs !== w.status.hookAttempt.runs || on.step !== w.status.hookAttempt.step;
+}

@@ -100,7 +100,7 @@ describe(`member hooks on the real node${skipped}`, () => {
     expect((await safetyReport(ns, 'hk-fail')).violations).toEqual([]);
   });
 
-  realIt("a hook's Job deleted mid-run is run again before the step; a controller killed mid-hook: the restarted one waits for that Job", async () => {
+  realIt("a hook's Job deleted mid-run is run again before the step; a controller killed mid-hook: the restarted one waits for that Job, then runs its own", async () => {
     await kubectlOk(['apply', '-f', '-'], policy('slow', [jobHook('before', 'prepare', `${SAY}; sleep 6`)]));
     await setGate('hk-kill', '1');
     const sts = realRollout(ns, 'hk-kill', 2, fastGate('hk-kill', { [KEYS.gates]: 'slow', [KEYS.successThreshold]: '1' }));
@@ -130,8 +130,16 @@ describe(`member hooks on the real node${skipped}`, () => {
     const at1 = jobs.find((j) => j.metadata.uid === again.metadata.uid)!;
     expect(complete(at1)).toBe(true);
     expect(Date.parse(at1.status.completionTime!)).toBeLessThanOrEqual(await podCreated('hk-kill-1'));
-    // The Job running at the kill was adopted: one Job at partition 0, the one that ran then.
-    expect(jobs.filter((j) => j.metadata.annotations['phased-rollout.io/partition'] === '0').map((j) => j.metadata.uid)).toEqual([second.metadata.uid]);
+    // The Job running at the kill was waited for, never believed (a restarted controller believes only
+    // the Jobs it created itself): a second Job at partition 0 ran after it, and the pod went after that.
+    const at0 = jobs.filter((j) => j.metadata.annotations['phased-rollout.io/partition'] === '0');
+    expect(at0.map((j) => j.metadata.uid)).toContain(second.metadata.uid);
+    expect(at0).toHaveLength(2);
+    const rerun = at0.find((j) => j.metadata.uid !== second.metadata.uid)!;
+    const waited = at0.find((j) => j.metadata.uid === second.metadata.uid)!;
+    expect(complete(waited) && complete(rerun)).toBe(true);
+    expect(Date.parse(waited.status.completionTime!)).toBeLessThanOrEqual(Date.parse(rerun.metadata.creationTimestamp!));
+    expect(Date.parse(rerun.status.completionTime!)).toBeLessThanOrEqual(await podCreated('hk-kill-0'));
     expect((await safetyReport(ns, 'hk-kill')).violations).toEqual([]);
   });
 });

@@ -106,6 +106,24 @@ export function unfinishedBodies(t: FloodTarget, o: LoopOptions & { declared: nu
   });
 }
 
+/**
+ * slowBodies sends the head of a POST /mutate declaring `declared` bytes, then its body one byte every
+ * `byteEveryMs`: a small request that is always arriving, so that it counts as in flight for as long
+ * as the server lets it. When the server answers or closes, the socket is re-opened on the next tick.
+ */
+export function slowBodies(t: FloodTarget, o: LoopOptions & { declared: number; byteEveryMs: number }): Flood {
+  const head = `POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${o.declared}\r\n\r\n`;
+  return keepOpen(t, o, (s, drop) => {
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (sent < o.declared && !s.destroyed) s.write(sent++ === 0 ? '[' : ' ');
+    }, o.byteEveryMs);
+    s.once('close', () => clearInterval(drip));
+    s.once('data', drop);
+    s.write(head);
+  });
+}
+
 /** postRaw posts `body` to /mutate on a fresh connection; the status, or 0 on a socket error, after `timeoutMs` or when `signal` aborts. */
 export function postRaw(t: FloodTarget, body: string, timeoutMs: number, signal?: AbortSignal): Promise<number> {
   return new Promise((res) => {

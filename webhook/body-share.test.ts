@@ -1,4 +1,4 @@
-import { admitBody, declaredBody, type BodyHold } from './body-share.js';
+import { admitBody, bodyDeadlineMs, declaredBody, type BodyHold } from './body-share.js';
 
 const MiB = 1024 * 1024;
 const CAP = 32 * MiB;
@@ -63,5 +63,16 @@ describe('declaredBody', () => {
     ['not a number', { 'content-length': 'x' }, 0],
   ])('%s', (_name, headers, want) => {
     expect(declaredBody(headers, 8 * MiB)).toBe(want);
+  });
+});
+
+describe('bodyDeadlineMs', () => {
+  it.each<[string, number, number, number]>([
+    ['a 64-byte body, earliest', 64, 0, 1001],
+    ['a 64-byte body, latest', 64, 0.999, 2000],
+    ['a 7 KB review', 7000, 0.5, 1507],
+    ['the largest body: 8 s more, inside the 10 s request timeout', 8 * MiB, 0.999, 2000 + 8000 - 1],
+  ])('%s', (_name, declared, random, want) => {
+    expect(bodyDeadlineMs(declared, 2000, random)).toBe(want);
   });
 });

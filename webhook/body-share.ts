@@ -1,5 +1,7 @@
-// Who may hold request-body memory when it is short: a pure decision at the moment a request head
-// arrives, over what the requests being read have declared. connection-guard.ts acts on it.
+// Who may hold request-body memory when it is short, and how long a body may take: pure decisions at
+// the moment a request head arrives, over what the requests being read have declared.
+// connection-guard.ts acts on them.
+import { spreadDeadlineMs } from '../src/runtime/socket-eviction.js';
 
 /** BodyHold is the memory one admitted request may hold: its declared body, until it is answered. */
 export interface BodyHold {
@@ -64,4 +66,22 @@ export function declaredBody(headers: { 'content-length'?: string; 'transfer-enc
   if (headers['transfer-encoding'] !== undefined) return maxBody;
   const declared = Number(headers['content-length'] ?? 0);
   return Number.isFinite(declared) && declared > 0 && declared <= maxBody ? declared : 0;
+}
+
+/**
+ * MIN_BODY_BYTES_PER_SECOND is the slowest a body may arrive after its grace: 1 MiB/s, so the largest
+ * body (8 MiB) has 8 s more, inside the 10 s request timeout. The API server writes a review at once on
+ * a connection of its own, over the cluster network: a body that comes slower than this is not a review.
+ */
+export const MIN_BODY_BYTES_PER_SECOND = 1024 * 1024;
+
+/**
+ * bodyDeadlineMs is how long after its head a body of `declared` bytes may take to arrive: a grace of
+ * `bodyTimeoutMs`, spread over its second half (`random` in [0, 1), spreadDeadlineMs says why), plus
+ * the time for its bytes at MIN_BODY_BYTES_PER_SECOND. Issue 46 §3.4: 300 connections each sending a
+ * 64-byte body a byte a second held every slot of the socket table until the request timeout (10 s);
+ * now each holds one for 1-2 s, and gives way sooner to a newcomer at the cap (socket-eviction.ts).
+ */
+export function bodyDeadlineMs(declared: number, bodyTimeoutMs: number, random: number): number {
+  return spreadDeadlineMs(bodyTimeoutMs, random) + Math.ceil((declared * 1000) / MIN_BODY_BYTES_PER_SECOND);
 }

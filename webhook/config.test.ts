@@ -13,12 +13,12 @@ function values(argv: string[], env: Record<string, string> = {}) {
 describe('webhook request-limit flags', () => {
   it('default to the limits startWebhook applies without them', () => {
     const c = values([]);
-    expect({ maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'] }).toEqual(DEFAULT_LIMITS);
+    expect({ maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'], bodyTimeoutMs: c['request-body-timeout'] }).toEqual(DEFAULT_LIMITS);
   });
 
   it('take flags and env twins, flags winning', () => {
-    const c = values(['--request-timeout', '20s'], { PHASED_ROLLOUT_MAX_CONNECTIONS: '1024', PHASED_ROLLOUT_REQUEST_HEADER_TIMEOUT: '2s', PHASED_ROLLOUT_REQUEST_TIMEOUT: '8s' });
-    expect([c['max-connections'], c['request-header-timeout'], c['request-timeout']]).toEqual([1024, 2000, 20_000]);
+    const c = values(['--request-timeout', '20s'], { PHASED_ROLLOUT_MAX_CONNECTIONS: '1024', PHASED_ROLLOUT_REQUEST_HEADER_TIMEOUT: '2s', PHASED_ROLLOUT_REQUEST_TIMEOUT: '8s', PHASED_ROLLOUT_REQUEST_BODY_TIMEOUT: '500ms' });
+    expect([c['max-connections'], c['request-header-timeout'], c['request-timeout'], c['request-body-timeout']]).toEqual([1024, 2000, 20_000, 500]);
   });
 
   it('refuse a cap of 0 and a timeout of 0', () => {

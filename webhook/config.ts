@@ -41,6 +41,11 @@ export const webhookSchema = {
     default: '10s',
     doc: 'answer 408 and close when a request, head and body, has not fully arrived this long after its first byte (the API server gives up after the webhook\'s timeoutSeconds anyway); at least --request-header-timeout',
   },
+  'request-body-timeout': {
+    kind: 'duration',
+    default: '2s',
+    doc: 'close a connection whose request body has not fully arrived this long after its head (at a random point of the second half), plus 1s per MiB the body declares; at the socket cap, a body still arriving gives way to a new connection, the one that has used most of its time first (the API server sends a review at once)',
+  },
   'shutdown-timeout': { kind: 'duration', default: '9s', doc: 'how long SIGTERM waits for in-flight requests before exiting' },
   'log-level': { kind: 'level', default: 'info', doc: 'trace, debug, info, warn, error or fatal' },
 } as const satisfies Schema;

@@ -1,33 +1,23 @@
-// Keeps one client from shutting out the others on the webhook's HTTPS port. It tracks every socket
-// from TCP accept to close and every request body being read, asks the pure policies of
-// socket-eviction.ts and body-share.ts who gives way, and closes what they name. Node's own limits
-// (handshake, header and request timeouts, set in server.ts) bound how long a socket or a request
-// may last; this bounds how much of the table and of the body memory one client can keep from others.
+// Keeps one client from shutting out the others on the webhook's HTTPS port. Its socket table
+// (src/runtime/socket-table.ts, shared with the operations port) bounds the sockets one client can hold;
+// this adds what is particular to admission requests: every request body being read holds memory
+// from a pool, and the pure policy of body-share.ts says who gives way when it is short; and a body
+// must arrive within its own deadline, well inside Node's request timeout (set in server.ts).
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
-import type { Socket } from 'node:net';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../src/runtime/logger.js';
-import { admitBody, declaredBody, type BodyHold } from './body-share.js';
-import { chooseEvictions, silentDeadlineMs, type SocketState } from './socket-eviction.js';
+import { SocketTable, type SocketLimits, type SocketShedReason } from '../src/runtime/socket-table.js';
+import { admitBody, bodyDeadlineMs, declaredBody, type BodyHold } from './body-share.js';
 
-/** GuardLimits are the socket cap and the body pool the guard enforces. */
-export interface GuardLimits {
-  maxConnections: number;
-  /** A new socket's first request head must be complete by silentDeadlineMs of this after its handshake. */
-  headerTimeoutMs: number;
+/** GuardLimits are the socket cap, the body deadline and the body pool the guard enforces. */
+export interface GuardLimits extends Pick<SocketLimits, 'maxConnections' | 'headerTimeoutMs'> {
+  /** A body must have arrived by bodyDeadlineMs of this and its declared length after its head. */
+  bodyTimeoutMs: number;
   /** Bytes all bodies being read may declare together (the app's MAX_IN_FLIGHT_BYTES). */
   bodyPoolBytes: number;
   /** The app's body limit: a larger declared body is refused by the app without being held. */
   maxBodyBytes: number;
-}
-
-interface TrackedSocket extends SocketState {
-  raw: Socket;
-  /** The TLS socket over `raw`, once the handshake is done: closing it closes both. */
-  tls?: Socket;
-  /** Closes the socket if its first request head has not arrived in time. */
-  silent?: NodeJS.Timeout;
 }
 
 interface Hold extends BodyHold {
@@ -37,16 +27,12 @@ interface Hold extends BodyHold {
 }
 
 /** ShedReason labels what the guard closed or refused. */
-type ShedReason = 'silent-socket-closed' | 'idle-socket-evicted' | 'socket-refused' | 'body-preempted' | 'body-refused';
-
-const peerKey = (s: Socket): string => `${s.remoteAddress ?? ''}:${s.remotePort ?? ''}`;
+type ShedReason = SocketShedReason | 'body-preempted' | 'body-refused';
 
 /** ConnectionGuard is the socket table and body pool of one HTTPS server. */
 export class ConnectionGuard {
   private nextId = 1;
-  private readonly sockets = new Map<number, TrackedSocket>();
-  /** The same sockets by peer address: requests arrive on the TLS socket, not the TCP one accepted. */
-  private readonly byPeer = new Map<string, TrackedSocket>();
+  private readonly table: SocketTable;
   private readonly holds = new Map<number, Hold>();
   private readonly shed: Counter<'reason'>;
 
@@ -59,80 +45,42 @@ export class ConnectionGuard {
   ) {
     this.shed = new Counter({
       name: 'phased_rollout_webhook_shed_total',
-      help: 'Sockets and requests the webhook closed or refused to keep room for others, by reason (silent-socket-closed, idle-socket-evicted, socket-refused, body-preempted, body-refused).',
+      help: 'Sockets and requests the webhook closed or refused to keep room for others, by reason (silent-socket-closed, idle-socket-evicted, socket-refused, slow-body-closed, slow-body-evicted, body-preempted, body-refused).',
       labelNames: ['reason'],
       registers: [registry],
     });
+    this.table = new SocketTable(
+      limits,
+      (reason, open) => {
+        this.count(reason);
+        if (reason === 'socket-refused') log.debug({ open }, 'socket refused: every socket carries a request the webhook has whole');
+      },
+      now,
+      random,
+    );
   }
 
   /** openSockets is how many sockets are tracked (for tests). */
   get openSockets(): number {
-    return this.sockets.size;
+    return this.table.openSockets;
   }
 
-  /**
-   * attach tracks the sockets of `server`. Node's own maxConnections is one above the cap, as a
-   * backstop: each socket accepted at the cap is followed at once by an eviction or its own close.
-   */
+  /** attach tracks the sockets of `server`. */
   attach(server: Server): void {
-    server.maxConnections = this.limits.maxConnections + 1;
-    server.on('connection', (raw: Socket) => this.accept(raw));
-    server.on('secureConnection', (tls: Socket) => {
-      const s = this.byPeer.get(peerKey(tls));
-      if (!s) return;
-      s.tls = tls;
-      if (s.inFlight > 0 || s.served > 0) return;
-      // Node's headersTimeout would close it too, but all at one instant for sockets opened together.
-      s.silent = setTimeout(() => {
-        this.count('silent-socket-closed');
-        tls.destroy();
-      }, silentDeadlineMs(this.limits.headerTimeoutMs, this.random()));
-      s.silent.unref();
-    });
+    this.table.attach(server);
   }
 
-  private accept(raw: Socket): void {
-    const s: TrackedSocket = { id: this.nextId++, raw, inFlight: 0, served: 0, idleSince: this.now() };
-    const key = peerKey(raw);
-    this.sockets.set(s.id, s);
-    this.byPeer.set(key, s);
-    raw.once('close', () => {
-      clearTimeout(s.silent);
-      this.sockets.delete(s.id);
-      if (this.byPeer.get(key) === s) this.byPeer.delete(key);
-    });
-    const { evict, refuseNewcomer } = chooseEvictions([...this.sockets.values()], this.limits.maxConnections, s.id);
-    for (const id of evict) {
-      this.count('idle-socket-evicted');
-      const victim = this.sockets.get(id);
-      (victim?.tls ?? victim?.raw)?.destroy();
-    }
-    if (refuseNewcomer) {
-      this.count('socket-refused');
-      this.log.debug({ open: this.sockets.size }, 'socket refused: every socket has a request in flight');
-      raw.destroy();
-    }
-  }
-
-  /** handler wraps the app: it counts the request on its socket and holds or refuses its body memory first. */
+  /** handler wraps the app: it counts the request on its socket, holds or refuses its body memory and sets its body deadline. */
   handler(app: RequestListener): RequestListener {
     return (req, res) => {
-      const s = this.byPeer.get(peerKey(req.socket));
-      if (s) {
-        clearTimeout(s.silent);
-        s.inFlight++;
-        res.once('close', () => {
-          s.inFlight--;
-          s.served++;
-          s.idleSince = this.now();
-        });
-      }
+      const socket = this.table.track(req, res);
       const bytes = declaredBody(req.headers, this.limits.maxBodyBytes);
       if (bytes === 0) return app(req, res);
       // A request on a socket the table lost (it closed meanwhile) is its own connection.
-      const conn = s?.id ?? -this.nextId++;
+      const conn = socket ?? -this.nextId++;
       const decision = admitBody([...this.holds.values()], { conn, bytes }, this.limits.bodyPoolBytes);
       if (!decision.admit) return this.refuse(req, res, bytes, decision.fairShare);
+      this.table.expectBody(req, res, bodyDeadlineMs(bytes, this.limits.bodyTimeoutMs, this.random()));
       const preempted = decision.preempt.map((id) => this.preempt(id));
       const hold: Hold = { id: this.nextId++, conn, bytes, reading: true, since: this.now(), req };
       this.holds.set(hold.id, hold);

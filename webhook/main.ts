@@ -32,7 +32,7 @@ async function main(): Promise<void> {
       allowedPrometheusUrls: c['allowed-prometheus-urls'],
       ...(clusterPolicies ? { clusterPolicies } : {}),
       tlsPollIntervalMs: c['tls-poll-interval'],
-      limits: { maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'] },
+      limits: { maxConnections: c['max-connections'], headerTimeoutMs: c['request-header-timeout'], requestTimeoutMs: c['request-timeout'], bodyTimeoutMs: c['request-body-timeout'] },
       log,
     });
   } catch (err) {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import type { Server as HttpServer } from 'node:http';
 import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
+import { serverLimits, type SocketLimits } from '../src/runtime/socket-table.js';
 import { createRegistry, webhookMetrics } from '../src/runtime/metrics.js';
 import type { Logger } from '../src/runtime/logger.js';
 import { TlsReloader, type TlsPair } from '../src/runtime/tls-reloader.js';
@@ -71,13 +72,9 @@ function close(server: Server | HttpServer, graceMs: number): Promise<void> {
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** ConnectionLimits are the settings that bound what one client can hold of the HTTPS port. */
-export interface ConnectionLimits {
-  /** Open sockets; at the cap the longest-idle socket is closed for a new one (connection-guard.ts). */
-  maxConnections: number;
-  /** A request head must be complete this long after the handshake, or after its first byte on a kept-alive socket. */
-  headerTimeoutMs: number;
-  /** A whole request, head and body, must have arrived this long after its first byte. */
-  requestTimeoutMs: number;
+export interface ConnectionLimits extends SocketLimits {
+  /** A request body must have arrived this long (spread over its second half) after its head, plus 1 s per MiB it declares. */
+  bodyTimeoutMs: number;
 }
 
 /**
@@ -85,17 +82,10 @@ export interface ConnectionLimits {
  * (a few per API server replica), so 256 is far above real use and far below what exhausts file
  * descriptors or memory (each TLS socket holds ~50 KB). Times: the API server sends a review at once
  * on a connection it opened and gives up after the webhook's timeoutSeconds (5 s in the manifests and
- * the chart), so a head still incomplete after 5 s, or a request incomplete after 10 s, is answered to
- * nobody and only holds a socket and memory.
+ * the chart), so a head still incomplete after 5 s, a body still arriving 2 s after its head (beyond
+ * 1 s per MiB), or a request incomplete after 10 s, is answered to nobody and only holds a socket.
  */
-export const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 256, headerTimeoutMs: 5_000, requestTimeoutMs: 10_000 };
-
-/**
- * CONNECTIONS_CHECK_MS is how often Node enforces the header and request timeouts. Its default of
- * 30 s let a 10 s header timeout hold a silent socket for up to 40 s; a sweep of 256 sockets a second
- * costs nothing.
- */
-export const CONNECTIONS_CHECK_MS = 1_000;
+export const DEFAULT_LIMITS: ConnectionLimits = { maxConnections: 256, headerTimeoutMs: 5_000, requestTimeoutMs: 10_000, bodyTimeoutMs: 2_000 };
 
 /**
  * limitConnections sets the HTTP timeouts that are not server options. A kept-alive socket with no
@@ -110,8 +100,7 @@ export function limitConnections(s: Server): void {
 /** startWebhook loads the certificate (failing if it is broken), starts both servers and the reloader. */
 export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServer> {
   const limits = { ...DEFAULT_LIMITS, ...o.limits };
-  // Node refuses the pair at createServer with a less helpful message.
-  if (limits.headerTimeoutMs > limits.requestTimeoutMs) throw new Error(`the request header timeout (${limits.headerTimeoutMs} ms) must not exceed the request timeout (${limits.requestTimeoutMs} ms)`);
+  const timeouts = serverLimits(limits);
   const registry = createRegistry();
   const metrics = webhookMetrics(registry);
   const readiness = new Readiness();
@@ -130,7 +119,7 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
     },
   });
   const initial = await reloader.load();
-  const guard = new ConnectionGuard({ maxConnections: limits.maxConnections, headerTimeoutMs: limits.headerTimeoutMs, bodyPoolBytes: MAX_IN_FLIGHT_BYTES, maxBodyBytes: MAX_BODY_BYTES }, o.log, registry);
+  const guard = new ConnectionGuard({ ...limits, bodyPoolBytes: MAX_IN_FLIGHT_BYTES, maxBodyBytes: MAX_BODY_BYTES }, o.log, registry);
   // handshakeTimeout: a TCP connection that never completes TLS is dropped after 10 s (Node's default
   // is 120 s). headersTimeout counts from the end of the handshake on a new socket (Node attaches its
   // HTTP parser then), so a socket that never sends a byte is closed by it too; on a kept-alive socket
@@ -141,15 +130,14 @@ export async function startWebhook(o: WebhookServerOptions): Promise<WebhookServ
       key: initial.key,
       minVersion: TLS_MIN,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-      headersTimeout: limits.headerTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      connectionsCheckingInterval: CONNECTIONS_CHECK_MS,
+      ...timeouts,
     },
     guard.handler(app),
   );
   limitConnections(https);
   guard.attach(https);
-  const ops = createOpsServer(registry, readiness);
+  // The operations port takes the same head and request deadlines; its socket cap is its own (ops-server.ts).
+  const ops = createOpsServer(registry, readiness, { headerTimeoutMs: limits.headerTimeoutMs, requestTimeoutMs: limits.requestTimeoutMs });
 
   const port = await listen(https, o.port, o.bindAddress);
   const metricsPort = await listen(ops, o.metricsPort, o.bindAddress);

@@ -2,7 +2,9 @@
 // 127.0.0.1 with small limits so that each case takes a second or two.
 import { jest } from '@jest/globals';
 import { request } from 'node:https';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
+import type { ClusterPolicyCaches } from '../../webhook/policies.js';
 import { startWebhook, type ConnectionLimits, type WebhookServer } from '../../webhook/server.js';
 import { loopbackPair, ProjectedVolume } from '../support/certs.js';
 import { eventually } from '../support/eventually.js';
@@ -15,8 +17,8 @@ const { ca, serving } = loopbackPair();
 const vol = new ProjectedVolume(serving);
 const MiB = 1024 * 1024;
 
-async function webhook(limits: Partial<ConnectionLimits>): Promise<WebhookServer> {
-  return startWebhook({ port: 0, metricsPort: 0, bindAddress: '127.0.0.1', certFile: vol.certFile, keyFile: vol.keyFile, controllerUsernames: [], tlsPollIntervalMs: 10_000, limits, log: quietLog().log });
+async function webhook(limits: Partial<ConnectionLimits>, clusterPolicies?: ClusterPolicyCaches): Promise<WebhookServer> {
+  return startWebhook({ port: 0, metricsPort: 0, bindAddress: '127.0.0.1', certFile: vol.certFile, keyFile: vol.keyFile, controllerUsernames: [], tlsPollIntervalMs: 10_000, limits, ...(clusterPolicies ? { clusterPolicies } : {}), log: quietLog().log });
 }
 
 /** A TLS socket to the webhook that records when it closed; `secure` resolves after the handshake. */
@@ -62,9 +64,30 @@ async function shed(server: WebhookServer): Promise<string> {
     .join('\n');
 }
 
+/**
+ * partialHead opens a plain-HTTP connection to the operations port and sends a request head of about
+ * `bytes` bytes that never ends (issue 46 §3.5), or ends with `end`; `closed` resolves with ms until
+ * the server closed it, `answer` with the first thing it wrote (or '' if it closed without a word).
+ */
+function partialHead(port: number, bytes: number, end = false): { s: Socket; closed: Promise<number>; answer: Promise<string> } {
+  const s = connectTcp({ host: '127.0.0.1', port });
+  s.on('error', () => undefined);
+  const t0 = Date.now();
+  s.write(`GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Pad: ${'a'.repeat(bytes)}\r\n${end ? '\r\n' : ''}`);
+  const closed = new Promise<number>((r) => s.once('close', () => r(Date.now() - t0)));
+  const answer = new Promise<string>((r) => {
+    s.once('data', (d: Buffer) => r(d.toString()));
+    s.once('close', () => r(''));
+  });
+  return { s, closed, answer };
+}
+
+/** within resolves with `p`, or with 'still open' once `ms` have passed. */
+const within = <T>(p: Promise<T>, ms: number): Promise<T | 'still open'> => Promise.race([p, new Promise<'still open'>((r) => setTimeout(() => r('still open'), ms).unref())]);
+
 describe('connection guard', () => {
   const servers: WebhookServer[] = [];
-  const sockets: TLSSocket[] = [];
+  const sockets: (TLSSocket | Socket)[] = [];
   afterEach(async () => {
     for (const s of sockets.splice(0)) s.destroy();
     await Promise.all(servers.splice(0).map((s) => s.stop(1000)));
@@ -95,16 +118,50 @@ describe('connection guard', () => {
     expect(await shed(server)).toContain('phased_rollout_webhook_shed_total{reason="idle-socket-evicted"} 1');
   });
 
-  it('refuses a new connection when every socket has a request in flight', async () => {
+  it('at the socket cap, a new connection closes the body nearest its deadline instead of being refused', async () => {
     const server = await webhook({ maxConnections: 2 });
     servers.push(server);
-    const busy = [unfinished(server.port, 1000), unfinished(server.port, 1000)];
-    sockets.push(...busy.map((c) => c.s));
-    for (const c of busy) await c.secure;
+    const slow = [unfinished(server.port, 1000), unfinished(server.port, 1000)];
+    sockets.push(...slow.map((c) => c.s));
+    for (const c of slow) await c.secure;
     await eventually(() => expect(server.guard.openSockets).toBe(2), 5000, 20);
     await new Promise((r) => setTimeout(r, 100));
+    expect(await admit(server.port, 'past-slow-bodies')).toBe(200);
+    await eventually(() => expect(slow.filter((c) => c.s.destroyed)).toHaveLength(1), 5000, 20);
+    expect(await shed(server)).toContain('phased_rollout_webhook_shed_total{reason="slow-body-evicted"} 1');
+  });
+
+  it('refuses a new connection when every socket carries a request the webhook has whole', async () => {
+    // Reviews held for NAMESPACE_WAIT_MS (2 s) by a namespace that is never listed: whole, and in flight.
+    const pending: ClusterPolicyCaches = {
+      scope: () => ({ known: false, reason: 'not listed yet', pending: true }),
+      waitFor: (_ns, ms) => new Promise((r) => setTimeout(r, ms)),
+      synced: () => true,
+      start: (onSynced) => onSynced(),
+      stop: async () => undefined,
+    };
+    const server = await webhook({ maxConnections: 2 }, pending);
+    servers.push(server);
+    const busy = [admit(server.port, 'busy-1'), admit(server.port, 'busy-2')];
+    await eventually(() => expect(server.guard.openSockets).toBe(2), 5000, 20);
+    await new Promise((r) => setTimeout(r, 300));
     await expect(admit(server.port, 'refused')).rejects.toThrow(/ECONNRESET|socket hang up|disconnected before secure TLS/);
     expect(await shed(server)).toContain('phased_rollout_webhook_shed_total{reason="socket-refused"} 1');
+    expect(await Promise.all(busy)).toEqual([200, 200]);
+  });
+
+  it('closes a connection whose body has not arrived by its body deadline', async () => {
+    const server = await webhook({ headerTimeoutMs: 1000, requestTimeoutMs: 5000, bodyTimeoutMs: 600 });
+    servers.push(server);
+    const c = unfinished(server.port, 1000);
+    sockets.push(c.s);
+    await c.secure;
+    const t0 = Date.now();
+    await c.closed;
+    // 300-600 ms after the head (plus 1 ms for its 1,000 bytes), well before the request timeout.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await shed(server)).toContain('phased_rollout_webhook_shed_total{reason="slow-body-closed"} 1');
   });
 
   it('when four unfinished 8 MiB bodies hold the body memory, a fifth gets 503 and a review gets in by closing one of them', async () => {
@@ -126,7 +183,8 @@ describe('connection guard', () => {
   });
 
   it('answers 408 and closes when a body has not arrived within the request timeout', async () => {
-    const server = await webhook({ headerTimeoutMs: 500, requestTimeoutMs: 1500 });
+    // The body deadline out of the way, so that Node's request timeout is what closes it.
+    const server = await webhook({ headerTimeoutMs: 500, requestTimeoutMs: 1500, bodyTimeoutMs: 10_000 });
     servers.push(server);
     const c = unfinished(server.port, 1000);
     sockets.push(c.s);
@@ -137,5 +195,41 @@ describe('connection guard', () => {
 
   it('refuses a header timeout longer than the request timeout', async () => {
     await expect(webhook({ headerTimeoutMs: 20_000, requestTimeoutMs: 10_000 })).rejects.toThrow(/must not exceed the request timeout/);
+  });
+
+  describe('on the operations port', () => {
+    it('closes a connection whose request head is still incomplete after the header timeout', async () => {
+      const server = await webhook({ headerTimeoutMs: 1000, requestTimeoutMs: 2000 });
+      servers.push(server);
+      const c = partialHead(server.metricsPort, 4000);
+      sockets.push(c.s);
+      // The table closes a socket with no complete head 0.5-1 s after accept (Node's own check, every second, by 2 s).
+      const after = await within(c.closed, 4000);
+      expect(after).toBeGreaterThanOrEqual(450);
+      expect(after).toBeLessThan(2500);
+    });
+
+    it('answers 431 to a request head over 8 KiB, complete or not', async () => {
+      const server = await webhook({});
+      servers.push(server);
+      // A 15 KB head that never ends, as in the issue, and a complete one of 9 KiB.
+      const partial = partialHead(server.metricsPort, 15_000);
+      const whole = partialHead(server.metricsPort, 9 * 1024, true);
+      sockets.push(partial.s, whole.s);
+      expect(await within(partial.answer, 4000)).toMatch(/^HTTP\/1.1 431/);
+      expect(await within(whole.answer, 4000)).toMatch(/^HTTP\/1.1 431/);
+    });
+
+    it('at its socket cap, closes the oldest partial heads and still answers a probe', async () => {
+      const server = await webhook({});
+      servers.push(server);
+      const flood = Array.from({ length: 80 }, () => partialHead(server.metricsPort, 4000));
+      sockets.push(...flood.map((c) => c.s));
+      // 64 sockets at most: the 16 oldest give way to the newer ones.
+      const closed = await Promise.all(flood.slice(0, 16).map((c) => within(c.closed, 3000)));
+      expect(closed.filter((ms) => ms === 'still open')).toEqual([]);
+      expect(flood.slice(16).every((c) => !c.s.destroyed)).toBe(true);
+      expect((await fetch(`http://127.0.0.1:${server.metricsPort}/healthz`)).status).toBe(200);
+    });
   });
 });

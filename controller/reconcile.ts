@@ -9,7 +9,7 @@ import { budgetView, ownerStatefulSet, podView, statefulSetView } from '../src/k
 import { groupOf } from '../src/rollout/groups.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
 import { overranPasses } from '../src/rollout/outcomes.js';
-import { trustedAnnotations } from '../src/rollout/status-seal.js';
+import { trustedAnnotations, type Trust } from '../src/rollout/status-seal.js';
 import { readStatus } from '../src/rollout/status.js';
 import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -68,6 +68,8 @@ export class Reconciler {
   private readonly memory = new Map<string, Memory>();
   // The unsealed or forged status last told of (StatusNotTrusted), by key: told once each.
   private readonly distrustTold = new Map<string, string>();
+  // The last status verified, by key (trusted()): verified again only when its value or the UID changes.
+  private readonly trustOf = new Map<string, { raw: string | undefined; uid: string; trust: Trust }>();
   // Read-your-writes: the object returned by our last patch, used while the informer has not caught up,
   // so a stale cache never makes us repeat a step or an Event.
   private readonly written = new Map<string, V1StatefulSet>();
@@ -132,7 +134,7 @@ export class Reconciler {
     if (!sts) return undefined;
     // A status that is not sealed by our key is no record: the planner never sees it (status-seal.ts).
     const full = statefulSetView(sts);
-    const trusted = trustedAnnotations(full.annotations, sts.metadata?.uid ?? '', this.d.statusKeys);
+    const trusted = this.trusted(key, full.annotations, sts.metadata?.uid ?? '');
     const view = trusted.annotations === full.annotations ? full : { ...full, annotations: trusted.annotations };
     const distrusted = trusted.trust === 'unsealed' || trusted.trust === 'forged' ? { trust: trusted.trust, raw: full.annotations[KEYS.status] ?? '' } : undefined;
     // The pods informer is indexed by owner (namespace/name): O(this StatefulSet's pods) per reconcile,
@@ -298,6 +300,19 @@ export class Reconciler {
   }
 
   /**
+   * trusted verifies the status annotation once per value (an HMAC and a parse per reconcile would be
+   * paid twice per reconcile at every resync of every StatefulSet for a status that rarely changes).
+   */
+  private trusted(key: string, annotations: Record<string, string>, uid: string): ReturnType<typeof trustedAnnotations> {
+    const raw = annotations[KEYS.status];
+    const seen = this.trustOf.get(key);
+    if (seen && seen.raw === raw && seen.uid === uid) return seen.trust === 'sealed' || seen.trust === 'absent' ? { annotations, trust: seen.trust } : trustedAnnotations(annotations, uid, this.d.statusKeys);
+    const t = trustedAnnotations(annotations, uid, this.d.statusKeys);
+    this.trustOf.set(key, { raw, uid, trust: t.trust });
+    return t;
+  }
+
+  /**
    * distrustEvent: a Warning, once for each status found unsealed or forged, ahead of the plan's own
    * actions (its status write, sealed, replaces the one found).
    */
@@ -325,6 +340,7 @@ export class Reconciler {
 
   private forget(key: string, namespace: string, name: string): void {
     this.distrustTold.delete(key);
+    this.trustOf.delete(key);
     this.checks.forget(key);
     this.hooks.forget(key);
     this.memory.delete(key);

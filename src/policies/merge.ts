@@ -135,6 +135,6 @@ function enforcedFloors(cfg: RolloutConfig, policies: { ref: string; policy: Gat
   return {
     stepCeiling: { first: 1, later },
     respectPdb: true,
-    ...(rollback ? { onFailure: 'rollback' as const } : { onFailure: cfg.onFailure }),
+    ...(rollback ? { onFailure: 'rollback' as const } : {}),
   };
 }

@@ -21,7 +21,8 @@ if [ -d "$state/kwok/clusters" ]; then
     # whatever still runs a binary from this cluster's own bin/ folder (a path no other process has).
     left=()
     for p in /proc/[0-9]*; do
-      first=$(tr '\0' '\n' < "$p/cmdline" 2>/dev/null | head -n 1)
+      # The braces silence the redirect's error too: the process may be gone since the glob.
+      first=$( { tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null | head -n 1)
       case $first in "${c}bin/"*) left+=("${p#/proc/}"); echo "[e2e-down] stopping leftover ${first##*/} (pid ${p#/proc/})" ;; esac
     done
     if [ ${#left[@]} -gt 0 ]; then

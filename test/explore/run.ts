@@ -124,6 +124,8 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
   let update: string | undefined;
   let current: string | undefined;
   let replicas: number | undefined;
+  /** The current revision while pods run another (a StatefulSet created over orphans): no pod earned it. */
+  let unearned: string | undefined;
   /** A scale-up the controller has not answered yet: its first pod is the documented limit. */
   let grace = false;
   for (const e of audit) {
@@ -150,6 +152,8 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       // checker's end-of-rollout rule asks for that check.
       if (body.status.replicas === 0 && body.status.currentRevision !== current) verified.add(body.status.currentRevision);
       current = body.status.currentRevision;
+      const podsNow = body.status.replicas ?? 0;
+      unearned = current === next && podsNow > 0 && (body.status.updatedReplicas ?? podsNow) < podsNow ? current : undefined;
       continue;
     }
     if (r.resource === 'statefulsets' && !r.subresource && e.user.username === CONTROLLER) {
@@ -175,7 +179,7 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       // The StatefulSet controller's current revision, also the update revision: every pod starts on it
       // whatever the partition says. How it became current is judged by the checker (a forward step, or
       // the end-of-rollout rule when Kubernetes made it current before the final check).
-      if (rev === current && rev === update) continue;
+      if (rev === current && rev === update && rev !== unearned) continue;
       if (!verified.has(rev) && (released.get(rev) ?? Infinity) > ordinal) found.push(`${since(e.stageTimestamp)} pod ${body.metadata.name} created on revision ${rev}, which no partition step of the controller released for it and no finished rollout verified`);
     }
   }

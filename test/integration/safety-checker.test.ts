@@ -331,3 +331,71 @@ describe('checkSafety', () => {
     expect(bypass).toMatchObject({ revertsOrBypasses: 1, violations: [] });
   });
 });
+
+describe('member hooks (issue 46 §2.9 and the replacement rule)', () => {
+  const JOBS = 'system:serviceaccount:kube-system:job-controller';
+  const STS = 'system:serviceaccount:kube-system:statefulset-controller';
+  /** hookJob: the controller creates the prepare hook Job `name` for pod db-i at a step to `partition`. */
+  const hookJob = (t: number, i: number, partition: number, name: string, hook = 'hook.switchover') =>
+    ev(t, 'create', { resource: 'jobs', name: '' }, { metadata: { name, annotations: { 'phased-rollout.io/hook': 'prepare', 'phased-rollout.io/gate': hook, 'phased-rollout.io/partition': String(partition) }, ownerReferences: [{ kind: 'StatefulSet', name: 'db' }] }, spec: { template: { spec: { containers: [{ name: 'hook', env: [{ name: 'PHASED_ROLLOUT_POD', value: `db-${i}` }] }] } } } }, CTL);
+  const jobDone = (t: number, name: string, passed = true) => ev(t, 'update', { resource: 'jobs', subresource: 'status', name }, { status: { conditions: [{ type: passed ? 'Complete' : 'Failed', status: 'True' }] } }, JOBS);
+  const podDelete = (t: number, i: number, user = STS) => ev(t, 'delete', { resource: 'pods', name: `db-${i}` }, { kind: 'DeleteOptions' }, user);
+  /** hooked: the prepare hook Job of db-i (started at t, passed at t+1), the step to i at t+2, db-i replaced on `rev`. */
+  const hooked = (t: number, i: number, rev = 'r2', from = i + 1) => [hookJob(t, i, i, `job-${t}`), jobDone(t + 1, `job-${t}`), lower(t + 2, from, i), podDelete(t + 2.5, i), podCreate(t + 3, i, rev), podReady(t + 4, i)];
+  const withHooks = { ...opts, prepareHooks: () => ({ hooks: ['hook.switchover'], sinceMs: 0 }) };
+  const whys = (events: AuditEvent[], g: GateChange[] = [gate(10, '1')], o = withHooks) => checkSafety(events, g, o).violations.map((v) => v.why);
+
+  it('a rollback after the last step raises the partition before its revert: no end of the rollout, and its one-pod reverts are no steps', () => {
+    // Rolled with hooks; r2 made current; the gate fails at 60; RollingBack and the raise 0 -> 3; the
+    // template of r1 restored; the revert restores db-2, db-1, db-0 one at a time after their hooks.
+    const rolled = [...base(), ...hooked(15, 2), ...hooked(25, 1), ...hooked(35, 0)];
+    const events = [...rolled, status(50, 'r2', 'r2'), report(61, 'RollingBack', 'r2', { failedRevision: 'r2' }), lower(61.5, 0, 3), status(62, 'r1', 'r2'), ...hooked(63, 2, 'r1', 3), ...hooked(70, 1, 'r1', 2), ...hooked(77, 0, 'r1', 1)];
+    expect(whys(events, [gate(10, '1'), gate(60, '0')])).toEqual([]);
+  });
+
+  it("judges a step's gates from its hooks' start in this attempt, not from an attempt before a pod came back", () => {
+    // The first attempt's hook began at 14; db-0 went down at 15 and came back at 16; the gates passed
+    // again, the hook ran again at 22 and its switchover failed the gate at 23; the step at 24.
+    const events = [...base(), hookJob(14, 2, 2, 'a'), podReady(15, 0, false), podReady(16, 0), hookJob(22, 2, 2, 'b'), jobDone(23, 'b'), lower(24, 3, 2), podDelete(24.5, 2), podCreate(25, 2, 'r2'), podReady(26, 2)];
+    expect(whys(events, [gate(10, '1'), gate(23, '0')])).toEqual([]);
+  });
+
+  it('accepts a pod replaced after its prepare hook of this attempt passed', () => {
+    expect(whys([...base(), ...hooked(15, 2)])).toEqual([]);
+  });
+
+  it.each([
+    ['no hook at all', [...base(), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+    ['its hook failed', [...base(), hookJob(15, 2, 2, 'j'), jobDone(16, 'j', false), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+    ['its hook still running when the pod went', [...base(), hookJob(15, 2, 2, 'j'), lower(20, 3, 2), podDelete(20.5, 2), jobDone(21, 'j'), podCreate(21.5, 2, 'r2')]],
+    ['its hook passed for an earlier rollout of the revision (undone and applied again)', [...base(), hookJob(6, 2, 2, 'j'), jobDone(7, 'j'), status(8, 'r1', 'r1'), status(12, 'r2', 'r1'), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+    ['its hook passed before the pod went down and came back', [...base(), hookJob(12, 2, 2, 'j'), jobDone(13, 'j'), podReady(14, 2, false), podReady(15, 2), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+    ['its hook passed before a pause', [...base(), hookJob(12, 2, 2, 'j'), jobDone(13, 'j'), report(14, 'Paused', 'r2', { partition: 3 }), report(16, 'Checking', 'r2', { partition: 3 }), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+    ["another pod's hook", [...base(), hookJob(15, 1, 2, 'j'), jobDone(16, 'j'), lower(20, 3, 2), podDelete(20.5, 2), podCreate(21, 2, 'r2')]],
+  ] as [string, AuditEvent[]][])('names a pod replaced with %s', (_n, events) => {
+    expect(whys(events)).toEqual([expect.stringContaining('pod db-2 replaced (r1 -> r2) without its prepare hook hook.switchover of this attempt')]);
+  });
+
+  it('names a hook the list gained after the others ran (a policy edit mid-step)', () => {
+    const edited = { ...opts, prepareHooks: (_s: string, _a: Record<string, string>, t: number) => (t < T0 + 17_000 ? { hooks: ['hook.switchover'], sinceMs: 0 } : { hooks: ['hook.drain', 'hook.switchover'], sinceMs: T0 + 17_000 }) };
+    expect(whys([...base(), ...hooked(15, 2)], [gate(10, '1')], edited)).toEqual([expect.stringContaining('without its prepare hook hook.drain')]);
+  });
+
+  it("takes a revert's hook that failed (a revert never stops on one), and leaves a person's delete alone", () => {
+    const revert = [...base(), ...hooked(15, 2), status(30, 'r1', 'r1'), report(30.5, 'RollingBack', 'r2', { failedRevision: 'r2' }), hookJob(31, 2, 2, 'r'), jobDone(32, 'r', false), lower(33, 3, 2), podDelete(33.5, 2), podCreate(34, 2, 'r1')];
+    expect(whys(revert)).toEqual([]);
+    expect(whys([...base(), lower(20, 3, 2), podDelete(20.5, 2, 'alice'), podCreate(21, 2, 'r2')], [gate(10, '1')])).toEqual([]);
+  });
+});
+
+describe('a StatefulSet created again over its orphaned pods (issue 46 §1)', () => {
+  const podDelete = (t: number, i: number) => ev(t, 'delete', { resource: 'pods', name: `db-${i}` }, { kind: 'DeleteOptions' }, 'system:serviceaccount:kube-system:statefulset-controller');
+  /** created: the new object's first status: update = current = r2 (a new StatefulSet has no current revision), its 3 pods on r1. */
+  const created = (s: number) => ev(s, 'update', { resource: 'statefulsets', subresource: 'status', name: 'db' }, { metadata: { annotations: ANN }, spec: { replicas: 3 }, status: { replicas: 3, updatedReplicas: 0, updateRevision: 'r2', currentRevision: 'r2' } });
+  it('names an ungated 3 -> 0 over pods that never ran the "current" revision', () => {
+    const events = [...base().slice(0, -1), status(5, 'r1', 'r1'), created(20), lower(21, 3, 0), podDelete(21.5, 2), podCreate(22, 2, 'r2')];
+    const r = checkSafety(events, [gate(10, '0')], opts);
+    expect(r.violations.map((v) => v.why)).toEqual([expect.stringContaining('lowered 3 -> 0')]);
+    expect(r.revertsOrBypasses).toBe(0);
+  });
+});

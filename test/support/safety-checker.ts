@@ -44,6 +44,7 @@
 
 import { stepFloor } from './step-floor.js';
 import { annotationsAfter, Promotions, statusOf } from './safety-promotions.js';
+import { HookRecord, type PrepareHooks } from './safety-hooks.js';
 
 /** AuditEvent is the part of an audit.k8s.io/v1 Event the checker reads. */
 export interface AuditEvent {
@@ -101,6 +102,12 @@ export interface CheckOptions {
    * and the like, as annotation keys): the checker judges a rollout by the timing it ran with.
    */
   settings?: Record<string, string>;
+  /**
+   * The prepare hooks a StatefulSet's steps need at a moment (its gate policies' hooks), and since when
+   * that list stands; with it, every pod a rolling update replaces is checked for its prepare hooks of
+   * this attempt (the rule in test/support/safety-hooks.ts). Undefined: not checked.
+   */
+  prepareHooks?: (statefulset: string, annotations: Record<string, string>, atMs: number) => PrepareHooks | undefined;
 }
 
 interface StsState {
@@ -115,6 +122,12 @@ interface StsState {
   annotations: Record<string, string>;
   /** When the partition was last set to 0 (the final check's streak counts from there). */
   zeroAtMs?: number;
+  /**
+   * The current revision when the StatefulSet controller calls it current while pods run another one
+   * (a StatefulSet created again over orphaned pods: a new object has no current revision, so its first
+   * status names the update revision): no pod ever earned it, so going "back" to it is no revert.
+   */
+  unearned?: string;
 }
 
 interface PodState {
@@ -259,18 +272,18 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const partitionWrites = new Map<string, number[]>();
   const reported = new Map<string, number | undefined>();
   const revisions = new Map<string, string | undefined>();
-  // Member hooks: when the prepare hooks of a step to partition p began (`ns/name@p`), from the hook Jobs' creations.
-  const hookStarts = new Map<string, number[]>();
+  // Member hooks: the hook Jobs, their pods and ends (safety-hooks.ts).
+  const hooks = new HookRecord();
+  // Per StatefulSet, when an attempt at a step's hooks last had to begin again: its update revision
+  // changed, or the controller's status went into a phase in which no hook runs (Paused, Failed, an end)
+  // or into RollingBack. The pod's own Ready time and the hook list's edits are the other bounds.
+  const attemptAt = new Map<string, number>();
+  const phaseOf = new Map<string, string | undefined>();
   for (const e of events) {
     const r = e.objectRef ?? {};
     const body = e.requestObject as Obj | undefined;
     if (!ok(e) || !body) continue;
-    const ann = body.metadata?.annotations as Record<string, string> | undefined;
-    if (r.resource === 'jobs' && e.verb === 'create' && ann?.['phased-rollout.io/hook'] === 'prepare') {
-      const owner = (body.metadata as { ownerReferences?: { kind?: string; name?: string }[] }).ownerReferences?.find((x) => x.kind === 'StatefulSet')?.name;
-      const at = `${r.namespace}/${owner}@${ann['phased-rollout.io/partition']}`;
-      (hookStarts.get(at) ?? hookStarts.set(at, []).get(at)!).push(ms(e.stageTimestamp));
-    }
+    hooks.read(e);
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
       const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
       const list = creations.get(pod) ?? creations.set(pod, []).get(pod)!;
@@ -311,6 +324,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       if (was?.updateRevision !== body.status.updateRevision) {
         rollouts.set(key, (rollouts.get(key) ?? 0) + 1);
         promotions.end(key, 'the revision changed');
+        attemptAt.set(key, ms(e.stageTimestamp));
       }
       const replicas = body.spec?.replicas ?? 1;
       if (was && was.replicas !== replicas) promotions.end(key, 'the replicas changed');
@@ -325,6 +339,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       if (was) promotions.seen(key, ms(e.stageTimestamp), was.annotations, annotations, false, replicas);
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
       const zeroAtMs = partition === 0 ? (was?.partition === 0 ? was.zeroAtMs : ms(e.stageTimestamp)) : undefined;
+      const podsNow = body.status.replicas ?? 0;
+      const unearned = current === body.status.updateRevision && podsNow > 0 && (body.status.updatedReplicas ?? podsNow) < podsNow ? current : undefined;
       sets.set(key, {
         namespace: r.namespace ?? '',
         name: r.name ?? '',
@@ -335,6 +351,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
         minReadySeconds: body.spec?.minReadySeconds ?? 0,
         annotations,
         ...(zeroAtMs !== undefined ? { zeroAtMs } : {}),
+        ...(unearned !== undefined ? { unearned } : {}),
       });
       continue;
     }
@@ -345,6 +362,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       continue;
     }
     if (r.resource === 'pods' && !r.subresource && e.verb === 'delete') {
+      judgeReplacement(e, key);
       upAt(key, ms(e.stageTimestamp), false);
       continue;
     }
@@ -364,9 +382,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     const fail = (why: string) => report.violations.push({ at: e.stageTimestamp, statefulset: key, why, request });
     const byController = e.user.username === o.controllerUser;
     if (s) {
-      // The controller re-pinning the partition to replicas once the revision is current ends the rollout.
-      if (byController && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
       const annotations = annotationsAfter(e.verb, body, s.annotations);
+      // The controller re-pinning the partition to replicas once the revision is current ends the
+      // rollout; a raise of a rollback (its status RollingBack, before or in the same write) does not:
+      // it holds the pods while a revert with prepare hooks restores them one at a time.
+      const rollingBack = statusOf(s.annotations)?.phase === 'RollingBack' || (byController && annotations !== undefined && statusOf(annotations)?.phase === 'RollingBack');
+      if (byController && !rollingBack && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
       // The webhook puts back the status a user's write drops while the StatefulSet stays opted in
       // (docs/admission.md): the audit body is the request, not what was stored.
       const kept = s.annotations['phased-rollout.io/status'];
@@ -375,6 +396,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
         promotions.seen(key, T, s.annotations, annotations, !byController, s.replicas, byController);
         const st = statusOf(annotations);
         if (byController && annotations['phased-rollout.io/status'] !== s.annotations['phased-rollout.io/status'] && st) {
+          if (st.phase !== phaseOf.get(key) && st.phase !== 'Checking' && st.phase !== 'WaitingForPods') attemptAt.set(key, T);
+          phaseOf.set(key, st.phase);
           if (st.phase === 'RollingBack') open.delete(key);
           if ((st.phase === 'Completed' || st.phase === 'Idle') && st.revision === s.updateRevision) endRollout(s, st.phase, T, fail);
         }
@@ -481,8 +504,49 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
    */
   function hookStart(s: StsState, to: number, T: number): number | undefined {
     const key = `${s.namespace}/${s.name}`;
-    const since = Math.max(0, ...(partitionWrites.get(key) ?? []).filter((t) => t < T));
-    return (hookStarts.get(`${key}@${to}`) ?? []).find((t) => t > since && t <= T);
+    // An attempt before a pod went down and came back, or before a pause, is not this step's: its gates
+    // were judged again after.
+    let lastUp = 0;
+    for (let i = 0; i < s.replicas; i++) lastUp = Math.max(lastUp, upSince(`${key}-${i}`, T) ?? 0);
+    const since = Math.max(0, lastUp, attemptAt.get(key) ?? 0, ...(partitionWrites.get(key) ?? []).filter((t) => t < T));
+    return hooks.firstStart(key, to, since, T);
+  }
+
+  /** upSince: when the pod last became ready before T (undefined: it was not ready then). */
+  function upSince(pod: string, T: number): number | undefined {
+    let since: number | undefined;
+    for (const h of ups.get(pod) ?? []) {
+      if (h.atMs > T) break;
+      since = h.up ? (since ?? h.atMs) : undefined;
+    }
+    return since;
+  }
+
+  /**
+   * judgeReplacement: a ready pod deleted by the StatefulSet controller or ours, below the replicas, that
+   * comes back on another revision is replaced by a rolling update: each prepare hook the StatefulSet
+   * needs must have run for it in this attempt (after the revision became the update revision, after
+   * the pod last became ready, after the status last left the phases hooks run in, and after the hook
+   * list last changed) and ended before the deletion: passed, or for a revert to the verified revision,
+   * ended either way (a revert never stops on a failed hook). A person's delete is not a rollout's.
+   */
+  function judgeReplacement(e: AuditEvent, pod: string): void {
+    if (!o.prepareHooks || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
+    const T = ms(e.stageTimestamp);
+    const s = [...sets.values()].find((x) => pod.startsWith(`${x.namespace}/${x.name}-`) && /^\d+$/.test(pod.slice(`${x.namespace}/${x.name}-`.length)));
+    if (!s || s.annotations['phased-rollout.io/standard-rolling-update'] === 'true') return;
+    const key = `${s.namespace}/${s.name}`;
+    const ordinal = Number(pod.slice(key.length + 1));
+    const runs = pods.get(pod)?.revision;
+    const target = firstAfter(creations.get(pod), T, Infinity)?.revision;
+    const readySince = upSince(pod, T);
+    if (ordinal >= s.replicas || readySince === undefined || target === undefined || target === runs) return;
+    const needed = o.prepareHooks(key, s.annotations, T);
+    if (!needed || needed.hooks.length === 0) return;
+    const since = Math.max(attemptAt.get(key) ?? 0, readySince, needed.sinceMs);
+    const missing = hooks.unprepared(key, pod.slice(s.namespace.length + 1), needed.hooks, since, T, target === settled.get(key));
+    if (missing === undefined) return;
+    report.violations.push({ at: e.stageTimestamp, statefulset: key, why: `pod ${pod.slice(s.namespace.length + 1)} replaced (${runs} -> ${target}) without its prepare hook ${missing} of this attempt (none begun after ${new Date(since).toISOString()} and ended before the pod was deleted)`, request: `${e.verb} ${pod} by ${e.user.username} (auditID ${e.auditID ?? '?'})` });
   }
 
   /** podsProblem: a pod of the StatefulSet missing or not ready, or one at or above `from` not on the update revision. */
@@ -532,14 +596,14 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   function releasesAnyPod(s: StsState, from: number, to: number, T: number): boolean {
     const key = `${s.namespace}/${s.name}`;
     const end = partitionWrites.get(key)?.find((t) => t > T) ?? Infinity;
-    const revert = s.updateRevision !== undefined && s.updateRevision === s.currentRevision;
+    const revert = s.updateRevision !== undefined && s.updateRevision === s.currentRevision && s.unearned !== s.updateRevision;
     const rollback = s.updateRevision !== undefined && s.updateRevision === settled.get(key);
     for (let i = to; i < Math.min(from, s.replicas); i++) {
       const pod = `${key}-${i}`;
       const runs = pods.get(pod)?.revision;
       const target = firstAfter(creations.get(pod), T, end)?.revision ?? s.updateRevision;
       if (target === runs) continue;
-      if (revert && target === s.currentRevision) continue;
+      if (revert && target === s.currentRevision && s.unearned !== target) continue;
       if (rollback && target === s.updateRevision) continue;
       return true;
     }

@@ -1,6 +1,6 @@
 // The safety checker on crafted audit logs: it accepts a gated rollout and names each kind of unsafe
 // step (so it can fail), before it is trusted with real end-to-end runs.
-import { checkSafety, gateNamesOf, type AuditEvent, type GateChange } from '../support/safety-checker.js';
+import { checkSafety, gateNamesOf, type AuditEvent, type CheckOptions, type GateChange } from '../support/safety-checker.js';
 
 const CTL = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -342,7 +342,7 @@ describe('member hooks (issue 46 §2.9 and the replacement rule)', () => {
   const podDelete = (t: number, i: number, user = STS) => ev(t, 'delete', { resource: 'pods', name: `db-${i}` }, { kind: 'DeleteOptions' }, user);
   /** hooked: the prepare hook Job of db-i (started at t, passed at t+1), the step to i at t+2, db-i replaced on `rev`. */
   const hooked = (t: number, i: number, rev = 'r2', from = i + 1) => [hookJob(t, i, i, `job-${t}`), jobDone(t + 1, `job-${t}`), lower(t + 2, from, i), podDelete(t + 2.5, i), podCreate(t + 3, i, rev), podReady(t + 4, i)];
-  const withHooks = { ...opts, prepareHooks: () => ({ hooks: ['hook.switchover'], sinceMs: 0 }) };
+  const withHooks: CheckOptions = { ...opts, prepareHooks: () => ({ hooks: ['hook.switchover'], sinceMs: 0 }) };
   const whys = (events: AuditEvent[], g: GateChange[] = [gate(10, '1')], o = withHooks) => checkSafety(events, g, o).violations.map((v) => v.why);
 
   it('a rollback after the last step raises the partition before its revert: no end of the rollout, and its one-pod reverts are no steps', () => {

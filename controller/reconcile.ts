@@ -10,7 +10,6 @@ import { groupOf } from '../src/rollout/groups.js';
 import { plan, recordCheck } from '../src/rollout/plan.js';
 import { overranPasses } from '../src/rollout/outcomes.js';
 import { trustedAnnotations, type Trust } from '../src/rollout/status-seal.js';
-import { readStatus } from '../src/rollout/status.js';
 import { PHASES, type BudgetView, type GroupMember, type Memory, type PlanResult, type PodView, type StatefulSetView } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import { KeyedLock } from '../src/runtime/keyed-lock.js';
@@ -30,6 +29,7 @@ import { Background, FRESH_MS, tokenOf } from './background.js';
 import { FairSlots } from '../src/runtime/fair-slots.js';
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { HookOutcome } from '../src/rollout/hooks.js';
+import { newAttempt } from '../src/rollout/hook-steps.js';
 
 /** How long shutdown waits for checks and hooks under way. */
 const STOP_WAIT_MS = 1000;
@@ -379,12 +379,4 @@ function peersOf(list: (namespace?: string) => readonly V1StatefulSet[], s: V1St
 /** groupPeers are the keys of the other members of a StatefulSet's rollout group, from the cache. */
 export function groupPeers(list: (namespace?: string) => readonly V1StatefulSet[], s: V1StatefulSet): string[] {
   return peersOf(list, s).map((p) => `${p.sts.metadata?.namespace}/${p.sts.metadata?.name}`);
-}
-
-/** newAttempt: the plan writes a status whose hook attempt is not the one on record. */
-function newAttempt(r: PlanResult, annotations: Record<string, string>): boolean {
-  const w = r.actions.find((a) => a.type === 'writeStatus');
-  if (!w || w.type !== 'writeStatus' || !w.status.hookAttempt) return false;
-  const on = readStatus(annotations)?.hookAttempt;
-  return on?.at !== w.status.hookAttempt.at || on.runs !== w.status.hookAttempt.runs || on.step !== w.status.hookAttempt.step;
 }

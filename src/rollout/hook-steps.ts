@@ -10,6 +10,7 @@ import { recordMeasurements } from './history.js';
 import { finish, type Ctx } from './context.js';
 import { hookProgress, hookRuns, releasedAt, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
 import type { Memory, PlanResult, PodView } from './types.js';
+import { readStatus } from './status.js';
 
 /** How often a plan with hooks under way looks again (a Job's end is no watch event of the controller). */
 const HOOK_POLL_MS = 2000;
@@ -174,4 +175,16 @@ export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[]
   const last = runs.at(-1);
   if (last) c.status = { ...c.status, hooksDone: [last.key] };
   return finish(c, 'RollingBack', msg(`pod ${top.name} goes next`), { memory: reverting, requeueAfterMs: 1000 }, to);
+}
+
+/**
+ * newAttempt: the plan writes a status whose hook attempt is not the one on record. The shell writes
+ * that status before the attempt's first run starts (controller/reconcile.ts): the runs' keys name the
+ * attempt, and a plan made before the record landed would name another.
+ */
+export function newAttempt(r: PlanResult, annotations: Record<string, string>): boolean {
+  const w = r.actions.find((a) => a.type === 'writeStatus');
+  if (!w || w.type !== 'writeStatus' || !w.status.hookAttempt) return false;
+  const on = readStatus(annotations)?.hookAttempt;
+  return on?.at !== w.status.hookAttempt.at || on.runs !== w.status.hookAttempt.runs || on.step !== w.status.hookAttempt.step;
 }

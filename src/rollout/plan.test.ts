@@ -1985,6 +1985,19 @@ describe('plan: no record vouches for the current revision (orphan delete and re
     const r = plan(input(adopted(), pods(['x', 'old', 'old'])));
     expect(statusOf(r)?.previousRevision).toBe('old');
   });
+
+  // Found by the exploration (issue 46 §4): created again while scaled to 0 (the webhook pins the
+  // partition at 0 replicas), then scaled up through the scale subresource: the partition stays 0 and
+  // the StatefulSet controller would replace the pods still on the old revision with no gate.
+  it('pods on the old revision at or above the partition are pinned first, not waited for as a lagging cache', () => {
+    const r = plan(input(adopted({ partition: 0 }), pods(['old', 'new', 'new'])));
+    expect(partitionMoves(r)).toEqual([3]);
+    expect(r.phase).toBe('WaitingForPods');
+    expect(events(r)).toContain('RevisionUnverified');
+    // Pinned, it is the gated rollout from the pods' revision.
+    const pinned = runChecks(input(adopted({ partition: 3, status: statusOf(r) }), pods(['old', 'new', 'new'])), ['pass', 'pass']);
+    expect(partitionMoves(pinned.r)).toEqual([0]);
+  });
 });
 
 // Issue 46 §3.1: under an enforcing policy, steps: "100%" let the platform's gates pass three times on

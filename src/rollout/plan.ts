@@ -123,7 +123,10 @@ export function plan(given0: PlanInput): PlanResult {
   // revision is its update revision; a status lost or not ours): a rollout from the pods' revision,
   // gated, never a revert that releases every pod at once. This process's memory of rolling it says
   // nothing of where it started.
-  const adopted = current === revision && stale.length > 0 && !rolloutOnRecord(prev, revision) && !back && !revertVouched(prev, input.memory, revision) ? adoptedFrom(stale) : undefined;
+  // Pods past the replicas count too: scaled down (to 0, say) before this controller saw them, they are
+  // still what the StatefulSet ran, and the pods that come back are checked.
+  const elsewhere = pods.filter((p) => p.index >= 0 && p.revision !== revision);
+  const adopted = current === revision && elsewhere.length > 0 && !rolloutOnRecord(prev, revision) && !back && !revertVouched(prev, input.memory, revision) ? adoptedFrom(elsewhere) : undefined;
   if ((current === revision && stale.length > 0 && !rollingThis && adopted === undefined) || back) {
     delete c.previous;
     if (stale.length === 0) {
@@ -180,6 +183,13 @@ export function plan(given0: PlanInput): PlanResult {
       c.previous = unfinished;
       if (adopted !== undefined) adopt(c, adopted);
       if (sts.replicas === 0) return waitAtZero(c);
+      // Adopted, pods still on another revision at or above the partition are no lagging cache: the
+      // StatefulSet controller is about to replace them with no gate (created again at 0 replicas,
+      // the partition pinned at 0, then scaled up through the scale subresource). Pin first.
+      if (adopted !== undefined && sts.partition < sts.replicas && stale.some((p) => p.index >= sts.partition)) {
+        c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+        return finish(c, 'WaitingForPods', `pinned at ${sts.replicas}: pods on ${adopted} at or above partition ${sts.partition} would go to ${revision} with no gate`, { memory: undefined }, sts.replicas);
+      }
       // A pod shown on another revision is the pod cache lagging behind the StatefulSet's: wait for it.
       const lagging = laggingPod(stale, sts.partition, prev?.unverifiedRevision === revision || adopted !== undefined);
       if (lagging) return finish(c, 'WaitingForPods', `waiting for pod ${lagging.name} to show revision ${revision}, which the StatefulSet controller made current`, { memory: input.memory, requeueAfterMs: 1000 });

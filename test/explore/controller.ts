@@ -10,8 +10,11 @@ import { podView, statefulSetView } from '../../src/k8s/view.js';
 import { plan, recordCheck } from '../../src/rollout/plan.js';
 import type { Action, Memory, PlanResult, PodView } from '../../src/rollout/types.js';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
-import { CONTROLLER, type World } from './world.js';
-import { FRESH_MS, tokenOf } from '../../controller/background.js';
+import type { GatePolicy } from '../../src/policies/policy.js';
+import type { PolicyLookup } from '../../src/policies/merge.js';
+import type { HookOutcome, HookRequest } from '../../src/rollout/hooks.js';
+import { FRESH_MS, newAttempt, overranPasses, sealStatus, stale, STATUS_KEYS, tokenOf, trustedAnnotations } from './shell.js';
+import { CONTROLLER, T0, type World } from './world.js';
 
 /** RESYNC_MS is the controller's --resync-period (its default). */
 export const RESYNC_MS = 60_000;
@@ -30,31 +33,74 @@ export interface Reconciled {
  */
 export const CHECK_MS = 250;
 
+/** HOOK_SHELL_MS is how long the shell takes to look at (or create) a hook's Job: a few API calls. */
+const HOOK_SHELL_MS = 5;
+/** How soon a reconcile whose hook Job runs looks again (controller/reconcile.ts JOB_POLL_MS). */
+const JOB_POLL_MS = 2000;
+
+/** Work is one piece of background work (a check, or a look at a hook): the state it was asked for, and its result once done. */
+interface Work<T> {
+  token: string;
+  startedAt: number;
+  doneAt?: number;
+  value?: T;
+}
+
+let processes = 0;
+
 /** SimController holds what the controller process remembers of the StatefulSet (lost on restart). */
 export class SimController {
   memory: Memory | undefined;
-  // The check under way or done and not yet taken: the state it was asked for, and its verdict once it ended.
-  private check: { token: string; verdict: 'pass' | 'fail' | 'inconclusive' | 'error'; startedAt: number; doneAt?: number } | undefined;
+  /** This process, as the creator of the Jobs it believes. */
+  readonly id = ++processes;
+  // The check under way or done and not yet taken (controller/background.ts, one per key).
+  private check: Work<'pass' | 'fail' | 'inconclusive' | 'error'> | undefined;
+  // The hook look under way or done and not yet taken; `busy` while one runs (a key never has two).
+  private hook: Work<HookOutcome[]> | undefined;
+  private hookBusy = false;
+  private hookAsked = false;
+  // Restarts of a finished check per token, found too old to take, with no verdict taken between.
+  private readonly starts = new Map<string, number>();
+  private uid: string | undefined;
+  /** Findings of the controller's own loop (a check started again and again, never counted). */
+  readonly findings: string[] = [];
 
-  /** `wake`: the controller is queued again (a check ended). */
+  /** `wake`: the controller is queued again (a check or a hook look ended). */
   constructor(private readonly wake: () => void = () => undefined) {}
 
   /** reconcile is one reconcile of the StatefulSet, as Reconciler.reconcileKey. */
   reconcile(w: World): Reconciled {
+    // Another object of the same name (created again): what was remembered was of the old one.
+    if (this.uid !== w.sts.metadata.uid) {
+      this.uid = w.sts.metadata.uid;
+      this.memory = undefined;
+      this.check = undefined;
+      this.hook = undefined;
+    }
     const first = this.plan(w, this.memory);
-    let r: PlanResult = first;
+    let memory = first.memory;
     let checked: string | undefined;
-    // A state that asks for no check drops the one under way (reconcile.ts).
+    let verdict = false;
+    let waitMs: number | undefined;
+    // A state that asks for no check (or no hook) drops the one under way (reconcile.ts).
     if (!first.check) this.check = undefined;
+    if (!first.hooks) this.hook = undefined;
     if (first.check && first.memory) {
       const token = tokenOf(first.memory.step, first.memory.podsKey, first.check);
       const c = this.check;
-      if (!c || c.token !== token || (c.doneAt !== undefined && w.now - c.doneAt > FRESH_MS)) {
-        // Start it: Prometheus evaluates the gate as it is now; its answer arrives CHECK_MS later.
-        const started = { token, verdict: w.gate, startedAt: w.now } as NonNullable<SimController['check']>;
+      if (!c || c.token !== token || (c.doneAt !== undefined && stale(c.startedAt, c.doneAt, w.now))) {
+        // Start it: Prometheus evaluates the gate as it is now; its answer arrives checkMs later.
+        const started: Work<'pass' | 'fail' | 'inconclusive' | 'error'> = { token, startedAt: w.now };
+        const verdictNow = w.gate;
         this.check = started;
-        w.at(w.now + CHECK_MS, 'check', () => {
+        // The same state's check ended and was found too old to take: measured again. Twice is the most a
+        // state that left and came back can explain; three times in a row it is never counted.
+        const n = c?.token === token && c.doneAt !== undefined ? (this.starts.get(token) ?? 0) + 1 : 0;
+        this.starts.set(token, n);
+        if (n === 3) this.findings.push(`+${((w.now - T0) / 1000).toFixed(3)}s the check of one state ended too old to take 3 times in a row: never counted (no step, no rollback)`);
+        w.at(w.now + w.checkMs, 'check', () => {
           started.doneAt = w.now;
+          started.value = verdictNow;
           if (this.check === started) this.wake();
         });
       }
@@ -62,25 +108,95 @@ export class SimController {
         this.memory = first.memory;
         return { requeueAfterMs: RESYNC_MS, actions: [] };
       }
-      const done = this.check as Required<NonNullable<SimController['check']>>;
+      const done = this.check as Required<Work<'pass' | 'fail' | 'inconclusive' | 'error'>>;
       this.check = undefined;
-      const verdict = { result: done.verdict, detail: `simulated gate: ${done.verdict}`, value: done.verdict };
-      const memory = recordCheck(first.memory, [{ name: 'query', verdict }], done.startedAt);
-      checked = done.verdict;
-      r = this.plan(w, memory);
+      this.starts.clear();
+      const results = overranPasses([{ name: 'query', verdict: { result: done.value, detail: `simulated gate: ${done.value}`, value: done.value } }], done.doneAt - done.startedAt, FRESH_MS);
+      memory = recordCheck(first.memory, results, done.startedAt);
+      checked = results[0]!.verdict.result;
+      verdict = true;
     }
+    let outcomes: HookOutcome[] | undefined;
+    // A new attempt at a step's hooks is written before its first run starts (reconcile.ts).
+    if (first.hooks && !checked && newAttempt(first, this.trusted(w))) {
+      const failed = apply(w, first.actions);
+      this.memory = failed ? undefined : first.memory;
+      return { requeueAfterMs: failed ? 1000 : 0, actions: first.actions };
+    }
+    if (first.hooks && !checked) {
+      const req = first.hooks;
+      const token = tokenOf(req.runs[0]?.key, req.bounded);
+      const h = this.hook;
+      if (h && h.token === token && h.doneAt !== undefined && !stale(h.startedAt, h.doneAt, w.now)) {
+        this.hook = undefined;
+        outcomes = h.value;
+        if (outcomes?.some((o) => o.result === 'running')) waitMs = JOB_POLL_MS;
+      } else {
+        if (this.hookBusy) this.hookAsked = true;
+        else if (!h || h.token !== token || h.doneAt !== undefined) this.startHook(w, token, req);
+        this.memory = first.memory;
+        return { requeueAfterMs: RESYNC_MS, actions: [] };
+      }
+    }
+    const r = verdict || outcomes !== undefined ? this.plan(w, memory, outcomes) : first;
     const failed = apply(w, r.actions);
     // Whatever failed, the next attempt starts its streak from zero (reconcile.ts decide()).
     this.memory = failed ? undefined : r.memory;
-    const requeueAfterMs = failed ? 1000 : r.phase === null ? undefined : Math.min(r.requeueAfterMs ?? RESYNC_MS, RESYNC_MS);
+    const next = failed ? 1000 : r.phase === null ? undefined : Math.min(r.requeueAfterMs ?? RESYNC_MS, RESYNC_MS);
+    const requeueAfterMs = waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
     return { requeueAfterMs, actions: r.actions, ...(checked ? { checked } : {}) };
   }
 
-  private plan(w: World, memory: Memory | undefined): PlanResult {
-    const sts = statefulSetView(w.sts as V1StatefulSet);
-    const pods = [...w.pods.values()].flatMap((p) => podView(p as unknown as V1Pod, 'db', 0) ?? []);
-    return plan({ sts, pods, nowMs: w.now, memory, defaultPrometheusUrl: 'http://prometheus:9090', allowedPrometheusUrls: [], allowedGateUrls: [], budgets: [], policies: {}, statusSyncWaitMs: 0 });
+  /**
+   * startHook is the shell's look at the first run (controller/hooks.ts, controller/jobs.ts): its Job
+   * is read; a Job this process created that ended is the run's outcome; one that runs is waited for
+   * (a predecessor's too); one a predecessor created that ended is not believed, and a new one starts;
+   * none: it is created. The look takes HOOK_SHELL_MS; its end wakes the controller.
+   */
+  private startHook(w: World, token: string, req: HookRequest): void {
+    const run = req.runs[0];
+    const work: Work<HookOutcome[]> = { token, startedAt: w.now };
+    this.hook = work;
+    this.hookBusy = true;
+    w.at(w.now + HOOK_SHELL_MS, 'hook look', () => {
+      let outcome: HookOutcome[] = [];
+      if (run) {
+        const job = [...w.jobs.values()].filter((j) => j.key === run.key).at(-1);
+        if (job && job.result === undefined) outcome = [{ key: run.key, result: 'running', detail: 'its Job runs' }];
+        else if (job && job.creator === this.id) outcome = [{ key: run.key, result: job.result!, detail: `Job ${job.name}: ${job.result}` }];
+        else {
+          w.createJob(this.id, run);
+          outcome = [{ key: run.key, result: 'running', detail: 'its Job runs' }];
+        }
+      }
+      work.doneAt = w.now;
+      work.value = outcome;
+      this.hookBusy = false;
+      const asked = this.hookAsked;
+      this.hookAsked = false;
+      if (this.hook === work || asked) this.wake();
+    });
   }
+
+  /** trusted: the annotations the planner may read (a status not sealed for this object is none). */
+  private trusted(w: World): Record<string, string> {
+    return trustedAnnotations(w.sts.metadata.annotations as Record<string, string>, w.sts.metadata.uid, STATUS_KEYS).annotations;
+  }
+
+  private plan(w: World, memory: Memory | undefined, hookOutcomes?: HookOutcome[]): PlanResult {
+    const full = statefulSetView(w.sts as V1StatefulSet);
+    const sts = { ...full, annotations: this.trusted(w) };
+    const pods = [...w.pods.values()].flatMap((p) => podView(p as unknown as V1Pod, 'db', 0) ?? []);
+    const p = w.policyAt(w.now);
+    const policies: PolicyLookup = !p ? {} : w.now < w.policyCacheDownUntil ? { pg: { problem: 'RolloutGate pg: the cache is not listed yet', transient: true } } : { pg: policyOf(p.hooks) };
+    return plan({ sts, pods, nowMs: w.now, memory, defaultPrometheusUrl: 'http://prometheus:9090', allowedPrometheusUrls: [], allowedGateUrls: [], budgets: [], policies, statusSyncWaitMs: 0, ...(hookOutcomes ? { hookOutcomes } : {}) });
+  }
+}
+
+/** policyOf is the RolloutGate pg: these prepare hooks, as Jobs, a minute each at most. */
+function policyOf(hooks: readonly string[]): GatePolicy {
+  const template = { spec: { template: { spec: { containers: [{ name: 'hook', image: 'registry.example/hook:1' }] } } } };
+  return { queries: [], http: [], compare: [], jobs: [], hooks: hooks.map((name) => ({ name, when: 'prepare' as const, timeoutSeconds: 60, template })), dryRun: [], timing: {} };
 }
 
 /** apply applies a plan's actions as Reconciler.apply; true when a write failed (a Requeue). */
@@ -100,11 +216,11 @@ function apply(w: World, actions: Action[]): boolean {
       { op: 'test', path: '/spec/updateStrategy/rollingUpdate/partition', value: m.from },
       { op: 'replace', path: '/spec/updateStrategy/rollingUpdate/partition', value: m.to },
     ];
-    if (combined) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: JSON.stringify(combined) });
+    if (combined) ops.push({ op: 'add', path: `/metadata/annotations/${KEYS.status.replace('/', '~1')}`, value: sealStatus(combined, w.sts.metadata.uid, STATUS_KEYS) });
     if (w.patchStatefulSet(CONTROLLER, ops).code !== 200) return true;
   }
   if (status && !combined) {
-    const value = status.type === 'writeStatus' ? JSON.stringify(status.status) : null;
+    const value = status.type === 'writeStatus' ? sealStatus(status.status, w.sts.metadata.uid, STATUS_KEYS) : null;
     if (w.patchStatefulSet(CONTROLLER, { metadata: { annotations: { [KEYS.status]: value } } }).code !== 200) return true;
   }
   for (const a of actions) {

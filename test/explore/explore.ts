@@ -2,7 +2,7 @@
 // and a failing sequence is shrunk to a minimal one and printed as a table test to paste.
 import fc from 'fast-check';
 import { runSequence, type RunResult } from './run.js';
-import { setupArb, stepsArb, type Setup, type Step } from './steps.js';
+import { extendedSetupArb, setupArb, stepsArb, type Setup, type Step } from './steps.js';
 
 /** ExploreOptions bound one exploration: by runs, by time (ms, shrinking included), or both. */
 export interface ExploreOptions {
@@ -13,6 +13,8 @@ export interface ExploreOptions {
   maxSteps?: number;
   /** Kinds of finding to count as passing: for measuring how long the search takes to reach another one. Never set it in the suite. */
   ignore?: ReadonlySet<string>;
+  /** The extended world (steps.ts extendedEvents): member hooks, policy caches, slow checks, re-creation. */
+  extended?: boolean;
 }
 
 /** Failure is the minimal failing sequence of an exploration. */
@@ -49,6 +51,8 @@ export function kindOf(finding: string): string {
   if (/lowered twice/.test(finding)) return 'lowered-twice';
   if (/was not passing|ms after the last pod became available/.test(finding)) return 'ungated-step';
   if (/busy loop/.test(finding)) return 'busy-loop';
+  if (/never counted/.test(finding)) return 'check-never-counted';
+  if (/without its prepare hook/.test(finding)) return 'unprepared-pod';
   return 'other';
 }
 
@@ -58,7 +62,7 @@ export function explore(o: ExploreOptions): Exploration {
   let runs = 0;
   let first: Omit<Failure, 'setup' | 'steps' | 'kind' | 'result' | 'shrinks'> | undefined;
   const kept = (r: RunResult) => r.findings.filter((f) => !o.ignore?.has(kindOf(f)));
-  const property = fc.property(setupArb, stepsArb(o.maxSteps ?? 30), (setup, steps) => {
+  const property = fc.property(o.extended ? extendedSetupArb : setupArb, stepsArb(o.maxSteps ?? 30, o.extended), (setup, steps) => {
     if (!first) runs++;
     const bad = kept(runSequence(setup, steps)).length > 0;
     if (bad && !first) first = { foundAtRun: runs, foundAfterMs: performance.now() - started, foundLength: steps.length };

@@ -1,4 +1,4 @@
-// npm run explore -- [--runs N] [--seed S] [--time SECONDS] [--steps N] [--ignore kind,kind]
+// npm run explore -- [--runs N] [--seed S] [--time SECONDS] [--steps N] [--ignore kind,kind] [--world classic|extended]
 // The exploration of test/explore/ for longer than the suite's budget. Prints the seed, the runs and
 // the time; a failing sequence shrunk to a minimal one, as a row to paste into the replayed sequences
 // of test/integration/explore.test.ts, with the trace of what happened. Exit 1 when something is found.
@@ -10,8 +10,8 @@ function main(argv: string[]): number {
   const opt = new Map<string, string>();
   for (let i = 0; i < argv.length; i += 2) {
     const k = argv[i] ?? '';
-    if (!/^--(runs|seed|time|steps|ignore)$/.test(k) || argv[i + 1] === undefined) {
-      console.error(`usage: npm run explore -- [--runs N] [--seed S] [--time SECONDS] [--steps N] [--ignore kind,kind] (got ${k})`);
+    if (!/^--(runs|seed|time|steps|ignore|world)$/.test(k) || argv[i + 1] === undefined) {
+      console.error(`usage: npm run explore -- [--runs N] [--seed S] [--time SECONDS] [--steps N] [--ignore kind,kind] [--world classic|extended] (got ${k})`);
       return 2;
     }
     opt.set(k.slice(2), argv[i + 1]!);
@@ -20,7 +20,7 @@ function main(argv: string[]): number {
   const runs = opt.has('runs') ? Number(opt.get('runs')) : opt.has('time') ? undefined : 1000;
   const ignore = new Set((opt.get('ignore') ?? '').split(',').filter((x) => x !== ''));
   if (ignore.size > 0) console.log(`measuring: findings of kind ${[...ignore].join(', ')} count as passing`);
-  const e = explore({ seed, ...(runs ? { runs } : {}), ...(opt.has('time') ? { timeLimitMs: Number(opt.get('time')) * 1000 } : {}), ...(opt.has('steps') ? { maxSteps: Number(opt.get('steps')) } : {}), ignore });
+  const e = explore({ seed, ...(runs ? { runs } : {}), ...(opt.has('time') ? { timeLimitMs: Number(opt.get('time')) * 1000 } : {}), ...(opt.has('steps') ? { maxSteps: Number(opt.get('steps')) } : {}), ignore, extended: opt.get('world') === 'extended' });
   console.log(report(e));
   return e.failure ? 1 : 0;
 }

@@ -6,8 +6,8 @@ import { KEYS } from '../../src/annotations.js';
 import { checkSafety, type AuditEvent } from '../support/safety-checker.js';
 import { CHECK_MS, SimController } from './controller.js';
 import { syncStatefulSet } from './statefulset-controller.js';
-import { annotationsOf, applyStep, tokenOf, type Setup, type Step } from './steps.js';
-import { CONTROLLER, T0, World } from './world.js';
+import { annotationsOf, applyStep, HOOK_NAMES, tokenOf, type Setup, type Step } from './steps.js';
+import { CONTROLLER, T0, USER, World } from './world.js';
 
 /** How late the informers tell the controller, and the StatefulSet controller, of a change. */
 const WATCH_MS = 5;
@@ -29,6 +29,9 @@ export interface RunResult {
 /** runSequence runs one sequence of events on a fresh StatefulSet and judges it. */
 export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   const w = new World(annotationsOf(setup), setup.replicas, 1);
+  if (setup.hooks) w.policies.push({ hooks: HOOK_NAMES.slice(0, setup.hooks), sinceMs: w.now });
+  if (setup.ttlMs !== undefined) w.jobTtlMs = setup.ttlMs;
+  const findings: string[] = [];
   const trace: string[] = [];
   const at = () => `+${((w.now - T0) / 1000).toFixed(3)}s`;
   let ctlAt: number | undefined;
@@ -60,8 +63,13 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
     if (!w.pending('sync')) w.at(w.now + STS_SYNC_MS, 'sync', () => syncStatefulSet(w));
   };
   const hooks = {
+    annotations: annotationsOf(setup),
+    replicas: setup.replicas,
     restart: () => {
+      findings.push(...ctl.findings);
       ctl = new SimController(checkEnded);
+      // A new process lists its caches first: the RolloutGates a moment after the StatefulSets.
+      w.policyCacheDownUntil = Math.max(w.policyCacheDownUntil, w.now + 300);
       wakeController(w.now);
     },
     crash: (pod: number, downMs: number) => {
@@ -76,6 +84,7 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   wakeController(w.now);
 
   const history = [1];
+  const checkTimes = steps.flatMap((s) => (s.do === 'slowChecks' ? [s.ms] : []));
   const budget = { steps: 50_000 };
   let complete = w.runUntil(T0 + WARM_UP_MS, budget);
   for (const s of steps) {
@@ -92,13 +101,20 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   if (complete) complete = w.runUntil(w.now + TAIL_MS, budget);
 
   // The lag: a verdict is as old as its check took when the step it allows is written.
-  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: CHECK_MS + 1 });
-  const findings = [...report.violations.map((v) => `${since(v.at)} ${v.why}`), ...unverifiedPods(w.audit)];
+  // The lag: as old as the longest check (Prometheus answers what it measured when asked).
+  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: Math.max(CHECK_MS, ...checkTimes) + 1, prepareHooks: (_sts, _ann, atMs) => hooksAt(w, atMs) });
+  findings.push(...ctl.findings, ...report.violations.map((v) => `${since(v.at)} ${v.why}`), ...unverifiedPods(w.audit));
   if (!complete) trace.push(`${at()} stopped: more than 50,000 happenings (a busy loop?)`);
   return { findings, trace, audit: w.audit, steps: { gated: report.gatedSteps, promoted: report.promotedSteps, lowerings: report.lowerings } };
 }
 
 type Obj = Record<string, any>;
+
+/** hooksAt: the RolloutGate's prepare hooks at a moment, named as its Jobs name them (`pg/<hook>`). */
+function hooksAt(w: World, atMs: number): { hooks: string[]; sinceMs: number } | undefined {
+  const p = w.policyAt(atMs);
+  return p ? { hooks: p.hooks.map((h) => `pg/${h}`), sinceMs: p.sinceMs } : undefined;
+}
 
 /** since names a moment of the run by its offset from the start. */
 function since(at: string): string {
@@ -126,8 +142,17 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
   let replicas: number | undefined;
   /** The current revision while pods run another (a StatefulSet created over orphans): no pod earned it. */
   let unearned: string | undefined;
+  /** The fewest replicas since it became current: an ordinal at or above was not there (a scale-up's pod). */
+  let fewest = Infinity;
   /** A scale-up the controller has not answered yet: its first pod is the documented limit. */
   let grace = false;
+  /** Pods the StatefulSet controller deleted within that grace (before the controller's answer): their replacements share it. */
+  const graceDeleted = new Set<string>();
+  /** Pods alive (created, no deletion begun), and whether the StatefulSet was created again with none: a first deploy. */
+  const alive = new Set<string>();
+  /** The partition as the StatefulSet controller last reported it, or the controller last wrote it. */
+  let partition = Infinity;
+  let fresh = false;
   for (const e of audit) {
     const r = e.objectRef ?? {};
     const body = e.requestObject as Obj;
@@ -135,17 +160,20 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
     if (r.resource === 'statefulsets' && r.subresource === 'scale') {
       if (replicas !== undefined && body.spec.replicas > replicas) grace = true;
       replicas = body.spec.replicas;
+      fewest = Math.min(fewest, body.spec.replicas);
       continue;
     }
     if (r.resource === 'statefulsets' && r.subresource === 'status') {
       if (replicas !== undefined && body.spec.replicas > replicas) grace = true;
       replicas = body.spec.replicas;
       const next = body.status.updateRevision as string;
-      if (update === undefined) verified.add(next);
+      partition = body.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+      if (update === undefined || fresh) verified.add(next);
       else if (next !== update) {
         if (current) verified.add(current);
         released.delete(next);
       }
+      fresh = false;
       update = next;
       // Made current with no pod left (completeRollingUpdate at 0 pods, kubernetes/kubernetes#121534):
       // nothing could hold the pods that come back on it; only the final check judges them, and the
@@ -153,7 +181,10 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       if (body.status.replicas === 0 && body.status.currentRevision !== current) verified.add(body.status.currentRevision);
       current = body.status.currentRevision;
       const podsNow = body.status.replicas ?? 0;
+      const was = unearned;
       unearned = current === next && podsNow > 0 && (body.status.updatedReplicas ?? podsNow) < podsNow ? current : undefined;
+      if (unearned !== was) fewest = Infinity;
+      fewest = Math.min(fewest, replicas ?? Infinity);
       continue;
     }
     if (r.resource === 'statefulsets' && !r.subresource && e.user.username === CONTROLLER) {
@@ -162,16 +193,28 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       const from = ops.find((o) => o.op === 'test' && o.path === '/spec/updateStrategy/rollingUpdate/partition')?.value;
       if (update && typeof to === 'number' && typeof from === 'number' && to < from) released.set(update, Math.min(released.get(update) ?? Infinity, to));
       if (typeof to === 'number') grace = false;
+      if (typeof to === 'number') partition = to;
       const raw = Array.isArray(body) ? ops.find((o) => o.op === 'add' && o.path === `/metadata/annotations/${KEYS.status.replace('/', '~1')}`)?.value : body.metadata?.annotations?.[KEYS.status];
       const st = typeof raw === 'string' ? (JSON.parse(raw) as Obj) : undefined;
       if (st?.phase === 'Completed') verified.add(st.revision);
       continue;
     }
+    if (r.resource === 'statefulsets' && !r.subresource && e.verb === 'create') {
+      fresh = alive.size === 0;
+      continue;
+    }
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'delete') alive.delete(r.name ?? '');
+    if (r.resource === 'pods' && !r.subresource && e.verb === 'delete' && grace && e.user.username !== USER) {
+      graceDeleted.add(r.name ?? '');
+      continue;
+    }
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
+      alive.add(body.metadata.name);
       const rev = body.metadata.labels['controller-revision-hash'] as string;
       const ordinal = Number(/-(\d+)$/.exec(body.metadata.name)?.[1]);
-      // Created before the first status write: the StatefulSet's first revision.
-      if (update === undefined) verified.add(rev);
+      // Created before the first status write: the StatefulSet's first revision (or a first deploy again).
+      if (update === undefined || fresh) verified.add(rev);
+      if (graceDeleted.delete(body.metadata.name)) continue;
       if (grace) {
         grace = false;
         continue;
@@ -180,6 +223,13 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       // whatever the partition says. How it became current is judged by the checker (a forward step, or
       // the end-of-rollout rule when Kubernetes made it current before the final check).
       if (rev === current && rev === update && rev !== unearned) continue;
+      // The documented limit of a StatefulSet created again over orphans (docs/rollouts.md): its
+      // current revision is the new one, so a scale-up's pods start on it whatever the partition says.
+      // A pod that replaces one still there is judged.
+      if (rev === unearned && rev === update && ordinal >= fewest) continue;
+      // And any pod it starts below the partition (one a person deleted, one a scale-down was taking
+      // away): those start on the current revision.
+      if (rev === unearned && rev === update && ordinal < partition) continue;
       if (!verified.has(rev) && (released.get(rev) ?? Infinity) > ordinal) found.push(`${since(e.stageTimestamp)} pod ${body.metadata.name} created on revision ${rev}, which no partition step of the controller released for it and no finished rollout verified`);
     }
   }

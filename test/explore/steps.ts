@@ -3,16 +3,27 @@
 import fc from 'fast-check';
 import { KEYS } from '../../src/annotations.js';
 import { annotationPatch, rolloutPatch } from '../../plugin/commands.js';
+import type { RolloutStatus } from '../../src/rollout/types.js';
+import { sealStatus, STATUS_KEYS } from './shell.js';
 import { templateOf, USER, CONTROLLER, type World } from './world.js';
 
-/** Setup is the StatefulSet a run starts from: its size and gate policy (period 1 s, no initial delay). */
+/**
+ * Setup is the StatefulSet a run starts from: its size and gate policy (period 1 s, no initial delay);
+ * with `hooks`, it names the RolloutGate `pg` whose prepare hooks (hook.a, hook.b, as many) run as Jobs
+ * before each pod goes, kept `ttlMs` after they end (ttlSecondsAfterFinished).
+ */
 export interface Setup {
   replicas: number;
   successThreshold: number;
   inconclusiveLimit: number;
   failureThreshold: number;
   onFailure: 'halt' | 'rollback';
+  hooks?: number;
+  ttlMs?: number;
 }
+
+/** HOOK_NAMES are the prepare hooks a setup's RolloutGate may have, in the order it lists them at first. */
+export const HOOK_NAMES = ['hook.a', 'hook.b'];
 
 /** Step is one event after `dt` ms. */
 export type Step = { dt: number } & (
@@ -28,6 +39,11 @@ export type Step = { dt: number } & (
   | { do: 'deletePod'; pod: number } // kubectl delete pod
   | { do: 'restart' } // the controller restarts: its memory is lost
   | { do: 'oldStatus' } // a status written by an older controller between rollouts: the fields it does not know dropped
+  | { do: 'hook'; result: 'pass' | 'fail' | 'hang'; ms: number } // what a hook Job started from now on does
+  | { do: 'hooks'; hooks: string[] } // the RolloutGate's prepare hooks edited (one added, removed, reordered)
+  | { do: 'policyCache'; downMs: number } // the controller's RolloutGate watch down: it cannot tell the hooks
+  | { do: 'slowChecks'; ms: number } // a check takes this long from now on (a slow Prometheus, --prometheus-timeout)
+  | { do: 'recreate'; image: number; keepStatus?: true } // delete --cascade=orphan, apply again with a new image (and the old status, from get -o yaml)
   | { do: 'wait' }
 );
 
@@ -42,6 +58,7 @@ export function annotationsOf(s: Setup): Record<string, string> {
     [KEYS.inconclusiveLimit]: String(s.inconclusiveLimit),
     [KEYS.failureThreshold]: String(s.failureThreshold),
     [KEYS.onFailure]: s.onFailure,
+    ...(s.hooks ? { [KEYS.gates]: 'pg' } : {}),
   };
 }
 
@@ -54,13 +71,24 @@ export const setupArb: fc.Arbitrary<Setup> = fc.record({
   onFailure: fc.constantFrom('halt' as const, 'rollback' as const),
 });
 
+/** extendedSetupArb: with member hooks (none, one or two prepare hooks as Jobs, kept an hour or 2 s). */
+export const extendedSetupArb: fc.Arbitrary<Setup> = fc.record({
+  replicas: fc.integer({ min: 1, max: 4 }),
+  successThreshold: fc.integer({ min: 1, max: 2 }),
+  inconclusiveLimit: fc.integer({ min: 1, max: 2 }),
+  failureThreshold: fc.integer({ min: 0, max: 2 }),
+  onFailure: fc.constantFrom('halt' as const, 'rollback' as const),
+  hooks: fc.constantFrom(0, 1, 1, 2),
+  ttlMs: fc.constantFrom(3_600_000, 2000),
+});
+
 /**
  * dtArb: mostly the time a pod, a check or a step takes, or long waits; sometimes under the 5 ms the
  * controller takes to see a change (two writes before it acts, as one person's two quick commands).
  */
 const dtArb = fc.oneof({ weight: 2, arbitrary: fc.integer({ min: 0, max: 4 }) }, { weight: 5, arbitrary: fc.integer({ min: 5, max: 3000 }) }, { weight: 3, arbitrary: fc.integer({ min: 3000, max: 20_000 }) });
 
-const eventArb: fc.Arbitrary<Omit<Step, 'dt'>> = fc.oneof(
+const classicEvents: fc.WeightedArbitrary<Omit<Step, 'dt'>>[] = [
   { weight: 5, arbitrary: fc.record({ do: fc.constant('gate' as const), result: fc.constantFrom('pass' as const, 'pass' as const, 'fail' as const, 'inconclusive' as const, 'inconclusive' as const, 'error' as const) }) },
   { weight: 3, arbitrary: fc.constant({ do: 'wait' as const }) },
   { weight: 3, arbitrary: fc.record({ do: fc.constant('apply' as const), image: fc.integer({ min: 1, max: 3 }) }) },
@@ -79,17 +107,36 @@ const eventArb: fc.Arbitrary<Omit<Step, 'dt'>> = fc.oneof(
       fc.record({ do: fc.constant('policy' as const), key: fc.constant('on-failure' as const), value: fc.constantFrom('halt', 'rollback') }),
     ),
   },
-);
+];
 
-/** stepsArb: up to `max` events. */
-export function stepsArb(max: number): fc.Arbitrary<Step[]> {
-  return fc.array(fc.tuple(dtArb, eventArb).map(([dt, e]) => ({ dt, ...e }) as Step), { minLength: 1, maxLength: max, size: 'max' });
+/**
+ * The extended world's events (issue 46 §4): member hooks that take time and pass, fail or hang; the
+ * RolloutGate's hooks edited mid-step; its cache down; checks slower than the 30 s a result is good
+ * for; a StatefulSet deleted with its pods orphaned and created again.
+ */
+const extendedEvents: fc.WeightedArbitrary<Omit<Step, 'dt'>>[] = [
+  { weight: 2, arbitrary: fc.record({ do: fc.constant('hook' as const), result: fc.constantFrom('pass' as const, 'pass' as const, 'fail' as const, 'hang' as const), ms: fc.integer({ min: 10, max: 5000 }) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('hooks' as const), hooks: fc.constantFrom(['hook.a'], ['hook.b', 'hook.a'], ['hook.a', 'hook.b'], ['hook.c', 'hook.a'], []) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('policyCache' as const), downMs: fc.integer({ min: 100, max: 20_000 }) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('slowChecks' as const), ms: fc.constantFrom(250, 250, 29_000, 31_000) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('recreate' as const), image: fc.integer({ min: 1, max: 3 }), keepStatus: fc.constant(true as const) }, { requiredKeys: ['do', 'image'] }) },
+];
+
+const eventArb = fc.oneof(...classicEvents);
+const extendedEventArb = fc.oneof(...classicEvents, ...extendedEvents);
+
+/** stepsArb: up to `max` events (of the extended world: with hooks, policy caches, slow checks, re-creation). */
+export function stepsArb(max: number, extended = false): fc.Arbitrary<Step[]> {
+  return fc.array(fc.tuple(dtArb, extended ? extendedEventArb : eventArb).map(([dt, e]) => ({ dt, ...e }) as Step), { minLength: 1, maxLength: max, size: 'max' });
 }
 
 /** Hooks are what a step needs of the run beyond the world: the controller's restart. */
 export interface Hooks {
   restart(): void;
   crash(pod: number, downMs: number): void;
+  /** The setup's opt-in and gate annotations and replicas (a manifest applied again carries them). */
+  annotations: Record<string, string>;
+  replicas: number;
 }
 
 /** applyStep makes one event happen now; it returns what happened, for the trace. */
@@ -170,7 +217,32 @@ export function applyStep(w: World, s: Step, hooks: Hooks, history: number[]): s
       for (const k of ['history', 'reason', 'promoted', 'previousRevision', 'waitingToStart', 'hold', 'promotionRefused', 'holdPods', 'unverifiedRevision']) delete st[k];
       if (st.gate === 'inconclusive') delete st.gate;
       if (st.failureReason === 'ErrorLimit') delete st.failureReason;
-      return `older controller rewrote the status (${annotate({ [KEYS.status]: JSON.stringify(st) }, CONTROLLER)})`;
+      // Sealed with the key (an older release that seals: what it drops is the point here).
+      return `older controller rewrote the status (${annotate({ [KEYS.status]: sealStatus(st as unknown as RolloutStatus, w.sts.metadata.uid, STATUS_KEYS) }, CONTROLLER)})`;
+    }
+    case 'hook':
+      w.hook = { result: s.result, ms: s.ms };
+      return `hook Jobs from now: ${s.result}${s.result === 'hang' ? '' : ` after ${s.ms} ms`}`;
+    case 'hooks': {
+      if (w.policies.length === 0) return 'no RolloutGate: no hooks to edit';
+      if (w.policies.at(-1)!.hooks.join() === s.hooks.join()) return 'RolloutGate pg: the same hooks, no change';
+      w.policies.push({ hooks: [...s.hooks], sinceMs: w.now });
+      w.onChange();
+      return `RolloutGate pg prepare hooks now [${s.hooks.join(', ')}]`;
+    }
+    case 'policyCache':
+      w.policyCacheDownUntil = Math.max(w.policyCacheDownUntil, w.now + s.downMs);
+      w.at(w.now + s.downMs, 'policy cache up', () => w.onChange());
+      return `RolloutGate watch down for ${s.downMs} ms`;
+    case 'slowChecks':
+      w.checkMs = s.ms;
+      return `checks take ${s.ms} ms from now`;
+    case 'recreate': {
+      const image = s.image;
+      const old = w.sts.metadata.annotations[KEYS.status];
+      const code = w.recreate({ ...hooks.annotations, ...(s.keepStatus && old ? { [KEYS.status]: old } : {}) }, templateOf(image), hooks.replicas).code;
+      if (code === 201 && history.at(-1) !== image) history.push(image);
+      return `deleted with --cascade=orphan, created again with app:${image}${s.keepStatus && old ? ' and the old status' : ''} (${code})`;
     }
     case 'wait':
       return 'wait';

@@ -14,6 +14,30 @@ export const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-ro
 /** STS_CONTROLLER is the StatefulSet controller of kube-controller-manager. */
 export const STS_CONTROLLER = 'system:serviceaccount:kube-system:statefulset-controller';
 const KUBELET = 'system:node:node-1';
+/** JOB_CONTROLLER writes a Job's status when it ends. */
+export const JOB_CONTROLLER = 'system:serviceaccount:kube-system:job-controller';
+const TTL_CONTROLLER = 'system:serviceaccount:kube-system:ttl-after-finished-controller';
+
+/** HookBehaviour is what a member hook's Job does once started: pass or fail after `ms`, or hang until its deadline. */
+export interface HookBehaviour {
+  result: 'pass' | 'fail' | 'hang';
+  ms: number;
+}
+
+/** Job is a hook Job as stored: its run key, who made it (a controller process), and how it ended. */
+export interface Job {
+  name: string;
+  key: string;
+  creator: number;
+  createdAt: number;
+  result?: 'pass' | 'fail';
+}
+
+/** Policy is the RolloutGate `pg` the StatefulSet names: its prepare hooks, and since when they stand. */
+export interface Policy {
+  hooks: string[];
+  sinceMs: number;
+}
 /** USER is the person (or GitOps tool) acting on the StatefulSet. */
 export const USER = 'alice';
 /** T0 is the simulation's start (the clock is in ms since the epoch). */
@@ -51,6 +75,17 @@ export class World {
   readonly revisions = new Map<string, Obj>();
   /** What the plugin's promote would have written at each status so far, oldest first (for stale tokens). */
   readonly tokens: string[] = [];
+  /** Hook Jobs by name (removed ttlMs after they end), and what a Job started now does. */
+  readonly jobs = new Map<string, Job>();
+  hook: HookBehaviour = { result: 'pass', ms: 500 };
+  jobTtlMs = 3_600_000;
+  /** The RolloutGate's prepare hooks over time (the last one stands); none when the setup has no hooks. */
+  readonly policies: Policy[] = [];
+  /** The controller's RolloutGate cache cannot tell until then (not listed after a restart, its watch down). */
+  policyCacheDownUntil = 0;
+  /** How long a gate check takes from now on. */
+  checkMs = 250;
+  private stsUids = 1;
   private seq = 0;
   private uids = 0;
   private rv = 1;
@@ -229,6 +264,72 @@ export class World {
     pod.status = { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: iso(Math.floor(this.now / 1000) * 1000) }] };
     this.record('patch', KUBELET, { resource: 'pods', subresource: 'status', name: pod.metadata.name }, { status: pod.status }, 200);
     this.onChange();
+  }
+
+  /**
+   * createJob is the controller's creation of a hook Job (the body as controller/jobs.ts writes one: the
+   * hook, its partition and pod); it ends as the hook behaves now, and is removed ttlMs after its end.
+   */
+  createJob(creator: number, run: { key: string; hook: string; pod: string; partition: number; timeoutSeconds: number }): Job {
+    const n = [...this.jobs.values()].filter((j) => j.key === run.key).length;
+    const job: Job = { name: `db-hook-${fnv1a(run.key)}-${n + this.seq}`, key: run.key, creator, createdAt: this.now };
+    this.jobs.set(job.name, job);
+    const body = {
+      metadata: { name: job.name, annotations: { 'phased-rollout.io/hook': 'prepare', 'phased-rollout.io/gate': run.hook, 'phased-rollout.io/partition': String(run.partition) }, ownerReferences: [{ kind: 'StatefulSet', name: 'db', uid: this.sts.metadata.uid }] },
+      spec: { template: { spec: { containers: [{ name: 'hook', env: [{ name: 'PHASED_ROLLOUT_POD', value: run.pod }] }] } } },
+    };
+    this.record('create', CONTROLLER, { resource: 'jobs', name: job.name }, body, 201);
+    const b = this.hook;
+    const endAt = b.result === 'hang' ? this.now + run.timeoutSeconds * 1000 : this.now + b.ms;
+    this.at(endAt, `job ${job.name}`, () => {
+      if (this.jobs.get(job.name) !== job) return;
+      job.result = b.result === 'pass' ? 'pass' : 'fail';
+      this.record('update', JOB_CONTROLLER, { resource: 'jobs', subresource: 'status', name: job.name }, { status: { conditions: [{ type: job.result === 'pass' ? 'Complete' : 'Failed', status: 'True' }] } }, 200);
+      this.at(this.now + this.jobTtlMs, `ttl ${job.name}`, () => {
+        if (this.jobs.get(job.name) !== job) return;
+        this.jobs.delete(job.name);
+        this.record('delete', TTL_CONTROLLER, { resource: 'jobs', name: job.name }, { kind: 'DeleteOptions' }, 200);
+      });
+    });
+    return job;
+  }
+
+  /** policyAt is the RolloutGate's hooks at a moment (undefined without hooks). */
+  policyAt(atMs: number): Policy | undefined {
+    return this.policies.filter((p) => p.sinceMs <= atMs).at(-1);
+  }
+
+  /**
+   * recreate is `kubectl delete sts db --cascade=orphan` and a `kubectl apply` of the manifest with
+   * `template` and its `replicas` (and, as `kubectl get -o yaml` gives it, maybe the old status): a new object with a new
+   * UID and no status, through the webhook's review of a CREATE; the pods stay, and the StatefulSet
+   * controller adopts them (a new StatefulSet has no current revision: its first status names the
+   * update revision current).
+   */
+  recreate(annotations: Record<string, string>, template: Obj, replicas: number): Outcome {
+    const old = this.sts;
+    this.record('delete', USER, { resource: 'statefulsets', name: 'db' }, { kind: 'DeleteOptions', propagationPolicy: 'Orphan' }, 200);
+    let next: Obj = {
+      ...deepClone(old),
+      metadata: { name: 'db', namespace: 'ns', uid: `sts-${++this.stsUids}`, generation: 1, resourceVersion: String(++this.rv), annotations: { ...annotations } },
+      status: { observedGeneration: 0, replicas: 0 },
+    };
+    next.spec.template = deepClone(template);
+    next.spec.replicas = replicas;
+    delete next.spec.updateStrategy.rollingUpdate.partition;
+    const review: AdmissionRequest = { uid: `r${this.audit.length}`, kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' }, resource: { group: 'apps', version: 'v1', resource: 'statefulsets' }, name: 'db', namespace: 'ns', operation: 'CREATE', userInfo: { username: USER }, object: next, options: { kind: 'CreateOptions' } };
+    const d = decide(review, { controllerUsernames: new Set([CONTROLLER]) });
+    if (d.type === 'deny') {
+      this.record('create', USER, { resource: 'statefulsets', name: 'db' }, next, d.code);
+      return { code: d.code, ...(d.message ? { message: d.message } : {}) };
+    }
+    if (d.type === 'patch') next = applyPatch(next, d.patch as Operation[], false, true).newDocument;
+    this.sts = next;
+    this.revisionOf(next.spec.template);
+    for (const p of this.pods.values()) p.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db', uid: next.metadata.uid, controller: true }];
+    this.record('create', USER, { resource: 'statefulsets', name: 'db' }, next, 201);
+    this.onChange();
+    return { code: 201 };
   }
 
   /** setGate changes what the checks return from now on, and the gate series with it. */

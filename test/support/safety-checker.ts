@@ -133,6 +133,8 @@ interface StsState {
 interface PodState {
   revision?: string;
   readySinceMs?: number;
+  /** Its deletion began. */
+  deleted?: true;
 }
 
 /** Up is one change of a pod between up (Ready) and down (created not ready, not ready, deleted). */
@@ -278,6 +280,11 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   // changed, or the controller's status went into a phase in which no hook runs (Paused, Failed, an end)
   // or into RollingBack. The pod's own Ready time and the hook list's edits are the other bounds.
   const attemptAt = new Map<string, number>();
+  // The sizes the StatefulSet controller worked with (its status writes, the scale subresource), per StatefulSet.
+  const sizes = new Map<string, { atMs: number; replicas: number }[]>();
+  // StatefulSets created (again) while none of their pods ran (none created, or each being deleted):
+  // a first deploy, as far as anything can tell, so their first revision counts as the first one.
+  const fresh = new Set<string>();
   const phaseOf = new Map<string, string | undefined>();
   for (const e of events) {
     const r = e.objectRef ?? {};
@@ -299,6 +306,10 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     // scale through the spec) shows first in the StatefulSet controller's next status write: pods
     // created after it were not released by an earlier lowering.
     // So does a new update revision: a pod created on it was not released by a lowering for the one before.
+    if (r.resource === 'statefulsets' && (r.subresource === 'status' || r.subresource === 'scale') && typeof body.spec?.replicas === 'number') {
+      const key = `${r.namespace}/${r.name}`;
+      (sizes.get(key) ?? sizes.set(key, []).get(key)!).push({ atMs: ms(e.stageTimestamp), replicas: body.spec.replicas });
+    }
     if (r.resource === 'statefulsets' && r.subresource === 'status') {
       const key = `${r.namespace}/${r.name}`;
       const partition = body.spec?.updateStrategy?.rollingUpdate?.partition;
@@ -334,9 +345,10 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       // A revision made current that was never verified (Kubernetes does it with no pod left, or once
       // every pod runs it, before the final check): its rollout ends only after a final check.
       const current = body.status.currentRevision;
-      if (!was) settled.set(key, current);
+      const first = !was || fresh.delete(key);
+      if (first) settled.set(key, current);
       else if (current !== was.currentRevision && current === body.status.updateRevision && current !== settled.get(key) && annotations['phased-rollout.io/standard-rolling-update'] !== 'true') open.set(key, rollouts.get(key) ?? 0);
-      if (was) promotions.seen(key, ms(e.stageTimestamp), was.annotations, annotations, false, replicas);
+      if (was && !first) promotions.seen(key, ms(e.stageTimestamp), was.annotations, annotations, false, replicas);
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
       const zeroAtMs = partition === 0 ? (was?.partition === 0 ? was.zeroAtMs : ms(e.stageTimestamp)) : undefined;
       const podsNow = body.status.replicas ?? 0;
@@ -355,6 +367,11 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       });
       continue;
     }
+    if (r.resource === 'statefulsets' && !r.subresource && e.verb === 'create') {
+      const alive = [...pods.entries()].some(([p, v]) => p.startsWith(`${key}-`) && !v.deleted);
+      if (!alive) fresh.add(key);
+      continue;
+    }
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
       const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
       pods.set(pod, { revision: body.metadata?.labels?.['controller-revision-hash'] });
@@ -364,6 +381,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     if (r.resource === 'pods' && !r.subresource && e.verb === 'delete') {
       judgeReplacement(e, key);
       upAt(key, ms(e.stageTimestamp), false);
+      const gone = pods.get(key);
+      if (gone) gone.deleted = true;
       continue;
     }
     if (r.resource === 'pods' && r.subresource === 'status') {
@@ -387,7 +406,9 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       // rollout; a raise of a rollback (its status RollingBack, before or in the same write) does not:
       // it holds the pods while a revert with prepare hooks restores them one at a time.
       const rollingBack = statusOf(s.annotations)?.phase === 'RollingBack' || (byController && annotations !== undefined && statusOf(annotations)?.phase === 'RollingBack');
-      if (byController && !rollingBack && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
+      // Nor does a pin over pods still on another revision (no pod earned the current one).
+      const allUpdated = Array.from({ length: s.replicas }, (_, i) => podOf(s, i)?.revision).every((r) => r === s.updateRevision);
+      if (byController && !rollingBack && allUpdated && to !== undefined && s.partition !== undefined && to > s.partition && to >= s.replicas && s.currentRevision === s.updateRevision) endRollout(s, 're-pinned', T, fail);
       // The webhook puts back the status a user's write drops while the StatefulSet stays opted in
       // (docs/admission.md): the audit body is the request, not what was stored.
       const kept = s.annotations['phased-rollout.io/status'];
@@ -538,9 +559,12 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     const key = `${s.namespace}/${s.name}`;
     const ordinal = Number(pod.slice(key.length + 1));
     const runs = pods.get(pod)?.revision;
-    const target = firstAfter(creations.get(pod), T, Infinity)?.revision;
+    const next = firstAfter(creations.get(pod), T, Infinity);
+    const target = next?.revision;
     const readySince = upSince(pod, T);
     if (ordinal >= s.replicas || readySince === undefined || target === undefined || target === runs) return;
+    // Scaled down (condemned: its status write follows the deletion) and up again: no replacement.
+    if ((sizes.get(key) ?? []).some((z) => z.atMs >= T && z.atMs <= next!.atMs && z.replicas <= ordinal)) return;
     const needed = o.prepareHooks(key, s.annotations, T);
     if (!needed || needed.hooks.length === 0) return;
     const since = Math.max(attemptAt.get(key) ?? 0, readySince, needed.sinceMs);

@@ -15,6 +15,8 @@ export interface ExploreOptions {
   ignore?: ReadonlySet<string>;
   /** The extended world (steps.ts extendedEvents): member hooks, policy caches, slow checks, re-creation. */
   extended?: boolean;
+  /** Kinds of event (a step's `do`) left out of every sequence: for measuring one defect's reach alone. */
+  without?: ReadonlySet<string>;
 }
 
 /** Failure is the minimal failing sequence of an exploration. */
@@ -62,7 +64,9 @@ export function explore(o: ExploreOptions): Exploration {
   let runs = 0;
   let first: Omit<Failure, 'setup' | 'steps' | 'kind' | 'result' | 'shrinks'> | undefined;
   const kept = (r: RunResult) => r.findings.filter((f) => !o.ignore?.has(kindOf(f)));
-  const property = fc.property(o.extended ? extendedSetupArb : setupArb, stepsArb(o.maxSteps ?? 30, o.extended), (setup, steps) => {
+  const drawn = stepsArb(o.maxSteps ?? 30, o.extended);
+  const stepsOf = o.without?.size ? drawn.map((steps) => steps.filter((s) => !o.without!.has(s.do))) : drawn;
+  const property = fc.property(o.extended ? extendedSetupArb : setupArb, stepsOf, (setup, steps) => {
     if (!first) runs++;
     const bad = kept(runSequence(setup, steps)).length > 0;
     if (bad && !first) first = { foundAtRun: runs, foundAfterMs: performance.now() - started, foundLength: steps.length };

@@ -19,14 +19,23 @@ components=(kube-apiserver kube-controller-manager kube-scheduler)
 
 # pidof_component C: the pid of this cluster's C, found by its binary path, which lies inside this
 # cluster's own directory (so no other process can match; a pid file can be stale, a pid reused).
+# Bash builtins only: the scan runs often while the restart waits, and a tr/head/awk per process of
+# the machine (hundreds) took seconds a scan under load, minutes in all (bench:soak timed out on it).
 pidof_component() {
   local c=$1 p first
   for p in /proc/[0-9]*; do
     # The process may be gone between the glob and the read: the braces silence the redirect's error too.
-    first=$( { tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null | head -n 1) || continue
-    if [ "$first" = "$dir/bin/$c" ] && [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" != Z ]; then echo "${p#/proc/}"; return 0; fi
+    { IFS= read -r -d '' first < "$p/cmdline"; } 2>/dev/null || continue
+    if [ "$first" = "$dir/bin/$c" ] && ! zombie "${p#/proc/}"; then echo "${p#/proc/}"; return 0; fi
   done
   return 1
+}
+# zombie PID: the process has exited and is not reaped (its state, the field after "(comm)", is Z).
+zombie() {
+  local stat
+  { read -r stat < "/proc/$1/stat"; } 2>/dev/null || return 1
+  stat=${stat##*) }
+  [ "${stat%% *}" = Z ]
 }
 declare -A cmdline cwd
 for c in "${components[@]}"; do
@@ -49,7 +58,7 @@ running() { pidof_component "$1" > /dev/null; }
 # its /proc entry to vanish would wait out the drain and then fail.
 exited() {
   [ -d "/proc/$1" ] || return 0
-  [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+  zombie "$1"
 }
 
 pid=$(pidof_component kube-apiserver)

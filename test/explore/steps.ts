@@ -62,25 +62,20 @@ export function annotationsOf(s: Setup): Record<string, string> {
   };
 }
 
-/** setupArb: sizes 1 to 4, thresholds 1 or 2, failures counted or not, halt or rollback. */
-export const setupArb: fc.Arbitrary<Setup> = fc.record({
+/** The classic setup's fields: sizes 1 to 4, thresholds 1 or 2, failures counted or not, halt or rollback. */
+const classicSetup = {
   replicas: fc.integer({ min: 1, max: 4 }),
   successThreshold: fc.integer({ min: 1, max: 2 }),
   inconclusiveLimit: fc.integer({ min: 1, max: 2 }),
   failureThreshold: fc.integer({ min: 0, max: 2 }),
   onFailure: fc.constantFrom('halt' as const, 'rollback' as const),
-});
+};
+
+/** setupArb: the classic world's setups. */
+export const setupArb: fc.Arbitrary<Setup> = fc.record(classicSetup);
 
 /** extendedSetupArb: with member hooks (none, one or two prepare hooks as Jobs, kept an hour or 2 s). */
-export const extendedSetupArb: fc.Arbitrary<Setup> = fc.record({
-  replicas: fc.integer({ min: 1, max: 4 }),
-  successThreshold: fc.integer({ min: 1, max: 2 }),
-  inconclusiveLimit: fc.integer({ min: 1, max: 2 }),
-  failureThreshold: fc.integer({ min: 0, max: 2 }),
-  onFailure: fc.constantFrom('halt' as const, 'rollback' as const),
-  hooks: fc.constantFrom(0, 1, 1, 2),
-  ttlMs: fc.constantFrom(3_600_000, 2000),
-});
+export const extendedSetupArb: fc.Arbitrary<Setup> = fc.record({ ...classicSetup, hooks: fc.constantFrom(0, 1, 1, 2), ttlMs: fc.constantFrom(3_600_000, 2000) });
 
 /**
  * dtArb: mostly the time a pod, a check or a step takes, or long waits; sometimes under the 5 ms the

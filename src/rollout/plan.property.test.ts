@@ -215,9 +215,10 @@ function mayLower(i: PlanInput, success: number, to: number): string | undefined
   return undefined;
 }
 
-/** podsRevision is `want` when a pod within the replicas runs it (and it is not the update revision), else undefined. */
+/** podsRevision is `want` when a pod of the StatefulSet runs it (past the replicas too; and it is not the update revision), else undefined. */
 function podsRevision(sts: PlanInput['sts'], pods: PlanInput['pods'], want: string): string | undefined {
-  return want !== sts.updateRevision && pods.some((p) => p.index < sts.replicas && p.revision === want) ? want : undefined;
+  // Pods past the replicas count too: scaled down before the controller saw them, they are still what ran.
+  return want !== sts.updateRevision && pods.some((p) => p.index >= 0 && p.revision === want) ? want : undefined;
 }
 
 describe('plan() over generated states', () => {

@@ -224,10 +224,12 @@ describe(`the chart installed as pods on the real node${skipped}`, () => {
     expect(safety.gatedSteps).toBe(4);
     // The chart's RBAC held on real pods: the API server refused none of the controller's requests since
     // the install (audited at Metadata level, hack/e2e-up.sh), and its log has no Forbidden.
-    type Ev = { user?: { username?: string }; verb?: string; objectRef?: { resource?: string; namespace?: string }; responseStatus?: { code?: number } };
+    type Ev = { user?: { username?: string }; verb?: string; objectRef?: { resource?: string; namespace?: string }; responseStatus?: { code?: number; message?: string } };
     const mine = readAudit<Ev>(env().AUDIT_LOG, since!, (l) => l.includes(CONTROLLER_USER)).filter((a) => a.user?.username === CONTROLLER_USER);
     expect(mine.length).toBeGreaterThan(20);
-    expect(mine.filter((a) => a.responseStatus?.code === 403).map((a) => `${a.verb} ${a.objectRef?.resource} in ${a.objectRef?.namespace ?? '(cluster)'}`)).toEqual([]);
+    // A write into a namespace being deleted is a 403 too (another suite's, whose StatefulSets this
+    // controller also watches): that is the namespace's end, not RBAC.
+    expect(mine.filter((a) => a.responseStatus?.code === 403 && !/being terminated/.test(a.responseStatus.message ?? '')).map((a) => `${a.verb} ${a.objectRef?.resource} in ${a.objectRef?.namespace ?? '(cluster)'}`)).toEqual([]);
     const logs = await kubectl(['logs', '-n', RELEASE_NS, '-l', `app.kubernetes.io/name=${CONTROLLER}`, '--tail=-1']);
     expect(logs.stdout).not.toMatch(/forbidden/i);
   });

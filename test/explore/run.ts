@@ -3,7 +3,7 @@
 // then judged by the independent safety checker over the run's audit log and gate series, and by the
 // invariant below.
 import { KEYS } from '../../src/annotations.js';
-import { checkSafety, type AuditEvent } from '../support/safety-checker.js';
+import { checkSafety, unearnedRevision, type AuditEvent } from '../support/safety-checker.js';
 import { CHECK_MS, SimController } from './controller.js';
 import { syncStatefulSet } from './statefulset-controller.js';
 import { annotationsOf, applyStep, HOOK_NAMES, tokenOf, type Setup, type Step } from './steps.js';
@@ -180,9 +180,8 @@ export function unverifiedPods(audit: readonly AuditEvent[]): string[] {
       // checker's end-of-rollout rule asks for that check.
       if (body.status.replicas === 0 && body.status.currentRevision !== current) verified.add(body.status.currentRevision);
       current = body.status.currentRevision;
-      const podsNow = body.status.replicas ?? 0;
       const was = unearned;
-      unearned = current === next && podsNow > 0 && (body.status.updatedReplicas ?? podsNow) < podsNow ? current : undefined;
+      unearned = unearnedRevision(body.status);
       if (unearned !== was) fewest = Infinity;
       fewest = Math.min(fewest, replicas ?? Infinity);
       continue;

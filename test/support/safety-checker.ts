@@ -177,6 +177,16 @@ function groupProblem(self: StsState, sets: Map<string, StsState>, ups: Map<stri
 const ms = (t: string) => Date.parse(t);
 type Obj = Record<string, any>;
 
+/**
+ * unearnedRevision: the current revision of a StatefulSet controller's status that names it current
+ * while pods run another (a StatefulSet created again over orphaned pods: a new object's first status
+ * names its update revision current); undefined otherwise. No pod earned it, so it is no known-good one.
+ */
+export function unearnedRevision(status: { currentRevision?: string; updateRevision?: string; replicas?: number; updatedReplicas?: number }): string | undefined {
+  const pods = status.replicas ?? 0;
+  return status.currentRevision === status.updateRevision && pods > 0 && (status.updatedReplicas ?? pods) < pods ? status.currentRevision : undefined;
+}
+
 /** gateNameOf reads the gate series name from an e2e query `e2e_gate{name="X"} == 1`. */
 export function gateNameOf(query: string | undefined): string | undefined {
   return query ? /e2e_gate\{name="([^"]+)"\}/.exec(query)?.[1] : undefined;
@@ -351,8 +361,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       if (was && !first) promotions.seen(key, ms(e.stageTimestamp), was.annotations, annotations, false, replicas);
       // The StatefulSet controller's status writes carry the whole object: revisions, spec, annotations.
       const zeroAtMs = partition === 0 ? (was?.partition === 0 ? was.zeroAtMs : ms(e.stageTimestamp)) : undefined;
-      const podsNow = body.status.replicas ?? 0;
-      const unearned = current === body.status.updateRevision && podsNow > 0 && (body.status.updatedReplicas ?? podsNow) < podsNow ? current : undefined;
+      const unearned = unearnedRevision(body.status);
       sets.set(key, {
         namespace: r.namespace ?? '',
         name: r.name ?? '',
@@ -554,10 +563,11 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   function judgeReplacement(e: AuditEvent, pod: string): void {
     if (!o.prepareHooks || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
     const T = ms(e.stageTimestamp);
-    const s = [...sets.values()].find((x) => pod.startsWith(`${x.namespace}/${x.name}-`) && /^\d+$/.test(pod.slice(`${x.namespace}/${x.name}-`.length)));
-    if (!s || s.annotations['phased-rollout.io/standard-rolling-update'] === 'true') return;
-    const key = `${s.namespace}/${s.name}`;
-    const ordinal = Number(pod.slice(key.length + 1));
+    const named = /^(.*)-(\d+)$/.exec(pod);
+    const s = named ? sets.get(named[1]!) : undefined;
+    if (!named || !s || s.annotations['phased-rollout.io/standard-rolling-update'] === 'true') return;
+    const key = named[1]!;
+    const ordinal = Number(named[2]);
     const runs = pods.get(pod)?.revision;
     const next = firstAfter(creations.get(pod), T, Infinity);
     const target = next?.revision;

@@ -1,7 +1,7 @@
 // The collaborators of a reconcile (controller/reconcile.ts), shared with the check runner
 // (controller/checks.ts) and the writer (controller/writes.ts): a module of its own so that neither
 // imports back from the reconcile.
-import type { AppsV1Api, BatchV1Api, CoreV1Api, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
+import type { AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, V1Pod, V1PodDisruptionBudget, V1StatefulSet } from '@kubernetes/client-node';
 import type { Fence } from '../src/k8s/deadline.js';
 import type { EventRecorder, EventTarget } from '../src/k8s/events.js';
 import type { ResilientInformer } from '../src/k8s/informer.js';
@@ -27,6 +27,8 @@ export interface ReconcileDeps {
   core: CoreV1Api;
   /** Job gates' Jobs (gate policies' `jobs`); absent: a Job gate is an error. */
   batch?: BatchV1Api;
+  /** VolumeSnapshots of checkpoints (controller/checkpoints.ts); absent: a checkpoint is an error. */
+  objects?: CustomObjectsApi;
   events: EventRecorder;
   metrics: ControllerMetrics;
   log: Logger;

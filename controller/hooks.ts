@@ -13,9 +13,13 @@ import type { Verdict } from '../src/rollout/types.js';
 import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { runJobGates } from './jobs.js';
+import { takeCheckpoint } from './checkpoints.js';
+import type { CustomObjectsApi } from '@kubernetes/client-node';
 
 export interface HookDeps {
   batch?: BatchV1Api;
+  /** VolumeSnapshots (checkpoints: controller/checkpoints.ts); absent: a checkpoint is an error. */
+  objects?: CustomObjectsApi;
   events: EventRecorder;
   metrics: ControllerMetrics;
   log: Logger;
@@ -83,6 +87,8 @@ export async function runHooks(d: HookDeps, t: EventTarget, req: HookRequest, no
   const run = req.runs[0];
   if (!run) return [];
   const log = d.log.child({ namespace: t.namespace, name: t.name, hook: run.hook, pod: run.pod });
+  // A checkpoint tells its own Events and metrics (CheckpointTaken, CheckpointFailed).
+  if (run.checkpoint) return [await takeCheckpoint({ ...d, log, read: () => withDeadline(d.requestTimeoutMs ?? 10_000) }, t, { ...run, checkpoint: run.checkpoint }, nowMs)];
   let outcome: HookOutcome;
   if (run.template) {
     if (!d.batch) outcome = { key: run.key, result: 'error', detail: 'this controller runs no Jobs (no batch/v1 client)' };

@@ -162,9 +162,10 @@ async function main(): Promise<void> {
   const wakeNamespace = (namespace: string) => {
     for (const s of statefulSets.list(namespace)) if (optedIn(s)) enqueue(`${s.metadata?.namespace}/${s.metadata?.name}`);
   };
+  const objects = makeApiClient(kc, CustomObjectsApi, agent, metrics.kubeRequests);
   const gatePolicies = policyInformers(
     kc,
-    makeApiClient(kc, CustomObjectsApi, agent, metrics.kubeRequests),
+    objects,
     core,
     ns,
     log,
@@ -203,6 +204,7 @@ async function main(): Promise<void> {
     apps,
     core,
     batch: makeApiClient(kc, BatchV1Api, agent, metrics.kubeRequests),
+    objects,
     events: new EventRecorder(core, log, identity),
     metrics,
     log,

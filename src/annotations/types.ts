@@ -5,6 +5,7 @@ import type { CompareCriteria } from '../analysis/criteria.js';
 import type { GateTemplate, HttpGateTemplate } from '../gate-templates.js';
 import type { JobGateTemplate } from '../jobs/template.js';
 import type { HookTemplate } from '../hooks/template.js';
+import type { CheckpointSpec } from '../checkpoints/spec.js';
 
 /**
  * Step is one stage of phased-rollout.io/steps: a cumulative count of updated pods, or a percentage of
@@ -24,6 +25,8 @@ export interface RolloutConfig {
   jobGates: JobGateTemplate[];
   /** Member hooks (only policies have them: src/hooks/template.ts). */
   hooks: HookTemplate[];
+  /** A volume snapshot of each released member right before the partition write (only policies have it: src/checkpoints/spec.ts). */
+  checkpoint?: CheckpointSpec;
   /** Gates (by name: query, query.<name>, http.<name>, compare.<name>) recorded but never enforced. */
   dryRun: string[];
   /** Checks in a row that could not be evaluated before the rollout fails (0: never). */

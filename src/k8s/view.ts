@@ -25,6 +25,8 @@ export function statefulSetView(s: V1StatefulSet): StatefulSetView {
     annotations: { ...(s.metadata?.annotations ?? {}) },
   };
   if (spec?.podManagementPolicy === 'Parallel') view.parallel = true;
+  const templates = (spec?.volumeClaimTemplates ?? []).flatMap((t) => (t.metadata?.name ? [t.metadata.name] : []));
+  if (templates.length > 0) view.claimTemplates = templates;
   const mu = spec?.updateStrategy?.rollingUpdate?.maxUnavailable;
   if (mu !== undefined && mu !== null) view.maxUnavailable = scaled(mu, view.replicas);
   if (s.status?.updateRevision) view.updateRevision = s.status.updateRevision;
@@ -104,8 +106,8 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
  * slimStatefulSet trims a cached StatefulSet, in place, to what the controller reads of it: the pod
- * template's labels (the PodDisruptionBudgets' selectors) but not its pod spec, no volume claim
- * templates, no last-applied copy of the object. client-node turns each of those into typed model
+ * template's labels (the PodDisruptionBudgets' selectors) but not its pod spec, the volume claim
+ * templates' names only (a checkpoint snapshots `<template>-<pod>`), no last-applied copy of the object. client-node turns each of those into typed model
  * objects with a slot for every field of the API (a container alone has ~25), ~20 KB per StatefulSet
  * in the heap (docs/benchmarks.md, section 7). Writes never send a cached object back: a step is a JSON
  * Patch of the fields it changes, and a rollback reads the template from its ControllerRevision.
@@ -115,7 +117,9 @@ export function slimStatefulSet(s: V1StatefulSet): void {
   if (a && LAST_APPLIED in a) delete a[LAST_APPLIED];
   const spec = s.spec;
   if (!spec) return;
-  delete spec.volumeClaimTemplates;
+  const claims = (spec.volumeClaimTemplates ?? []).flatMap((t) => (t.metadata?.name ? [{ metadata: { name: t.metadata.name } }] : []));
+  if (claims.length > 0) spec.volumeClaimTemplates = claims as typeof spec.volumeClaimTemplates;
+  else delete spec.volumeClaimTemplates;
   const labels = spec.template?.metadata?.labels;
   spec.template = labels ? { metadata: { labels } } : {};
 }

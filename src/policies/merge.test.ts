@@ -28,6 +28,15 @@ describe('withPolicies', () => {
     expect(c.dryRun).toEqual(['etcd-quorum/compare.lag']);
   });
 
+  it('checkpoints: one of every policy, named by its reference; two classes hold the rollout', () => {
+    const a = { [KEYS.query]: 'up', [KEYS.gates]: 'snap,cluster/snap' };
+    const one = withPolicies(configOf(a), a, { snap: policy({ checkpoint: { volumeSnapshotClassName: 'csi' } }), 'cluster/snap': policy({ checkpoint: { volumeSnapshotClassName: 'csi', waitFor: 'readyToUse' } }) });
+    if ('problem' in one) throw new Error(one.problem);
+    expect(one.checkpoint).toEqual({ name: 'checkpoint', className: 'csi', waitFor: 'readyToUse', timeoutSeconds: 600, keep: 3 });
+    expect(withPolicies(configOf({ ...a, [KEYS.gates]: 'snap' }), { ...a, [KEYS.gates]: 'snap' }, { snap: policy({ checkpoint: { volumeSnapshotClassName: 'csi' } }) })).toMatchObject({ checkpoint: { name: 'snap/checkpoint' } });
+    expect(withPolicies(configOf(a), a, { snap: policy({ checkpoint: { volumeSnapshotClassName: 'csi' } }), 'cluster/snap': policy({ checkpoint: { volumeSnapshotClassName: 'fast' } }) })).toEqual({ problem: expect.stringContaining('name different VolumeSnapshotClasses (csi, fast)') });
+  });
+
   it('spec.tenantScoped false lists a ClusterRolloutGate\'s queries as unscoped, never a RolloutGate\'s', () => {
     const infra = policy({ queries: [{ name: 'etcd', query: 'up{job="etcd"} == 1' }], compare: [{ name: 'lat', query: 'lat{rev="{{revision}}"}' }], tenantScoped: false });
     const a = { [KEYS.query]: 'up', [KEYS.gates]: 'cluster/infra,infra' };

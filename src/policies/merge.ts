@@ -6,6 +6,7 @@
 import { INTEGER_BOUNDS, MAX_GATES, type RolloutConfig } from '../annotations.js';
 import { TIMING, type GatePolicy, type TimingKey } from './policy.js';
 import type { SelectedPolicy } from './scope.js';
+import { mergeCheckpoints } from '../checkpoints/spec.js';
 
 /**
  * PolicyLookup is what the shell found for each reference: the checked policy, or why there is none to
@@ -82,6 +83,10 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     hooks: [...cfg.hooks, ...policies.flatMap(({ ref, policy }) => named(ref, policy.hooks ?? []))],
     dryRun: [...cfg.dryRun, ...policies.flatMap(({ ref, policy }) => policy.dryRun.map((n) => `${ref}/${n}`))],
   };
+  // One checkpoint of every policy's (src/checkpoints/spec.ts): a platform's and a team's together.
+  const checkpoint = mergeCheckpoints(policies.flatMap(({ ref, policy }) => (policy.checkpoint ? [{ ref, spec: policy.checkpoint }] : [])));
+  if (checkpoint && 'problem' in checkpoint) return { problem: `${checkpoint.problem}; the rollout holds until they agree` };
+  if (checkpoint) out.checkpoint = checkpoint;
   for (const key of TIMING) {
     // The StatefulSet's own value beats a named policy's, but a platform policy's is a floor.
     const says = annotations[INTEGER_BOUNDS[key].key] !== undefined;

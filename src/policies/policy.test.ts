@@ -22,8 +22,8 @@ describe('parsePolicySpec', () => {
   });
 
   it.each([
-    [{}, ['spec: at least one gate in queries, http, compare or jobs, or a hook in hooks']],
-    [null, ['spec: at least one gate in queries, http, compare or jobs, or a hook in hooks']],
+    [{}, ['spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint']],
+    [null, ['spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint']],
     [{ queries: 'up' }, ['spec.queries: a list']],
     [{ queries: [{ name: 'Bad', query: 'up' }] }, ['spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)']],
     [{ queries: [{ name: 'a', query: 'up' }, { name: 'a', query: 'up' }] }, ['spec.queries[1].name: a is used twice']],
@@ -52,6 +52,11 @@ describe('parsePolicySpec', () => {
     const template = { spec: { template: { spec: { containers: [{ name: 'check', image: 'busybox', command: ['true'] }] } } } };
     const p = parsePolicySpec({ jobs: [{ name: 'smoke', template }, { name: 'verify', runs: 'check', timeoutSeconds: 30, template, dryRun: true }] });
     expect(p).toMatchObject({ jobs: [{ name: 'job.smoke', runs: 'step', timeoutSeconds: 600, template }, { name: 'job.verify', runs: 'check', timeoutSeconds: 30 }], dryRun: ['job.verify'] });
+  });
+
+  it('reads a checkpoint: a policy of a checkpoint alone, its problems under spec.checkpoint', () => {
+    expect(parsePolicySpec({ checkpoint: { volumeSnapshotClassName: 'csi', claims: ['data'] } })).toMatchObject({ checkpoint: { name: 'checkpoint', className: 'csi', claims: ['data'], waitFor: 'creationTime', timeoutSeconds: 600, keep: 3 }, queries: [] });
+    expect(parsePolicySpec({ queries: [{ name: 'up', query: 'up' }], checkpoint: { waitFor: 'now' } })).toEqual(['spec.checkpoint.volumeSnapshotClassName: the name of a VolumeSnapshotClass', 'spec.checkpoint.waitFor: creationTime (the cut; the default) or readyToUse (the copy is done)']);
   });
 
   it('reads hooks: a Job or an HTTP POST, prepare or settle, a policy of hooks alone', () => {

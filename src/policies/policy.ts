@@ -8,6 +8,7 @@ import { urlProblem, type GateTemplate, type HttpGateTemplate } from '../gate-te
 import { parseJobGate, type JobGateTemplate } from '../jobs/template.js';
 import { MAX_POLICY_HOOKS, parseHook, type HookTemplate } from '../hooks/template.js';
 import { parseScope, type PolicyScope } from './scope.js';
+import { parseCheckpoint, type CheckpointSpec } from '../checkpoints/spec.js';
 
 /** GROUP and VERSION of the policy resources. */
 export const POLICY_GROUP = 'phased-rollout.io';
@@ -26,6 +27,8 @@ export interface GatePolicy {
   jobs: JobGateTemplate[];
   /** Member hooks (`hook.<name>`): Jobs or HTTP POSTs around each pod's replacement (src/hooks/template.ts). */
   hooks: HookTemplate[];
+  /** A volume snapshot of each member before its pod is replaced (src/checkpoints/spec.ts). */
+  checkpoint?: CheckpointSpec;
   /** Names (query.<name>, http.<name>, compare.<name>, job.<name>) of its dry-run gates. */
   dryRun: string[];
   timing: Partial<Record<TimingKey, number>>;
@@ -114,9 +117,14 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     if (out.hooks.some((x) => x.name === h.name)) return void problems.push(`${at}.name: ${h.name.slice('hook.'.length)} is used twice`);
     out.hooks.push(h);
   });
+  if (s.checkpoint !== undefined) {
+    const cp = parseCheckpoint(s.checkpoint);
+    if (Array.isArray(cp)) problems.push(...cp);
+    else out.checkpoint = cp;
+  }
   if (out.hooks.length > MAX_POLICY_HOOKS) problems.push(`spec.hooks: at most ${MAX_POLICY_HOOKS} (${out.hooks.length})`);
   const count = out.queries.length + out.http.length + out.compare.length + out.jobs.length;
-  if (count === 0 && out.hooks.length === 0 && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs, or a hook in hooks');
+  if (count === 0 && out.hooks.length === 0 && s.checkpoint === undefined && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint');
   if (count > MAX_POLICY_GATES) problems.push(`spec: at most ${MAX_POLICY_GATES} gates in all (${count})`);
   for (const key of TIMING) {
     const v = s[key];

@@ -50,6 +50,9 @@ export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<Pla
   if (c.previous && c.previous !== c.revision && (ROLLING.has(phase) || phase === 'Queued' || phase === 'Paused' || phase === 'Failed' || phase === 'RollingBack' || phase === 'Invalid')) next.previousRevision = c.previous;
   Object.assign(next, unverifiedKept(c.prev, sts.currentRevision, c.revision, phase)); // an undo's record (revisions.ts)
   // The last refused promotion of this revision, so that it is refused (and told) once.
+  // The checkpoints of this revision's rollout stay on record while the status speaks of it.
+  const checkpoints = c.prev?.revision === c.revision ? c.prev.checkpoints : undefined;
+  if (checkpoints) next.checkpoints = checkpoints;
   const refused = c.refused ?? (c.prev?.revision === c.revision ? c.prev.promotionRefused : undefined);
   if (refused) next.promotionRefused = refused;
   // The pods whose settle hooks are still to run stay on record through the plans that wait for them to

@@ -8,7 +8,8 @@ import type { RolloutConfig } from '../annotations.js';
 import { recordCheck } from './outcomes.js';
 import { recordMeasurements } from './history.js';
 import { finish, type Ctx } from './context.js';
-import { hookProgress, hookRuns, releasedAt, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
+import { checkpointRuns, hookProgress, hookRuns, releasedAt, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
+import { missingTemplates } from '../checkpoints/snapshots.js';
 import type { Memory, PlanResult, PodView } from './types.js';
 import { readStatus } from './status.js';
 
@@ -32,15 +33,16 @@ const HOOK_PHASES: ReadonlySet<string> = new Set(['Checking', 'WaitingForPods', 
  * it, so a Job hook's Job (found by its key) or a recorded success of another attempt never counts for
  * this one, and an edit of the hooks (one inserted, reordered, another gates: order) starts over.
  */
-function attemptRuns(c: Ctx, hooks: RolloutConfig['hooks'], s: HookStep): HookRun[] {
-  const base = hookRuns(hooks, s);
+function attemptRuns(c: Ctx, runsOf: RolloutConfig['hooks'] | ((s: HookStep) => HookRun[]), s: HookStep): HookRun[] {
+  const list = typeof runsOf === 'function' ? runsOf : (x: HookStep) => hookRuns(runsOf, x);
+  const base = list(s);
   if (base.length === 0) return base;
   const step = `${s.when}@${s.revision}@${s.partition}@${s.direction}`;
   const runs = createHash('sha256').update(base.map((r) => r.key).join('\n')).digest('base64url').slice(0, 22);
   const on = c.prev?.revision === c.revision && HOOK_PHASES.has(c.prev.phase) ? c.prev.hookAttempt : undefined;
   const at = on && on.step === step && on.runs === runs ? on.at : c.input.nowMs;
   c.status = { ...c.status, hookAttempt: { step, runs, at } };
-  return hookRuns(hooks, { ...s, attempt: at });
+  return list({ ...s, attempt: at });
 }
 
 /** progressOf judges a step's runs against what the shell read now and what the status recorded for this revision. */
@@ -65,6 +67,21 @@ function withPasses(c: Ctx, m: Memory, runs: readonly HookRun[]): Memory {
 }
 
 /**
+ * recordCheckpoints puts the snapshots of the checkpoints that passed now in the status (pod → names),
+ * beside those taken earlier in this revision's rollout: the status written with the partition write
+ * names the checkpoint of every pod it releases.
+ */
+function recordCheckpoints(c: Ctx, runs: readonly HookRun[]): void {
+  const taken = (c.input.hookOutcomes ?? []).flatMap((o) => {
+    const r = o.result === 'pass' && o.snapshots ? runs.find((x) => x.key === o.key && x.checkpoint) : undefined;
+    return r ? [[r.pod, o.snapshots as string[]] as const] : [];
+  });
+  if (taken.length === 0) return;
+  const before = c.status?.checkpoints ?? (c.prev?.revision === c.revision ? c.prev.checkpoints : undefined) ?? {};
+  c.status = { ...c.status, checkpoints: { ...before, ...Object.fromEntries(taken) } };
+}
+
+/**
  * failed counts a hook that did not succeed as a check that did not pass: a failure toward
  * failure-threshold (and so a rollback), a timeout or an unreachable hook toward error-limit. The streak
  * starts over, so the gates pass again before the hook runs again.
@@ -80,9 +97,15 @@ function failed(m: Memory, p: Extract<HookProgress, { state: 'failed' }>, nowMs:
  */
 export function prepareStep(c: Ctx, cfg: RolloutConfig, m0: Memory, released: { name: string; index: number }[], to: number, byIndex: Map<number, PodView>, passed: string): PlanResult | { ready: Memory } | undefined {
   const step: HookStep = { when: 'prepare', pods: released, revision: c.revision, direction: 'forward', updated: readyOn(byIndex, c.revision), partition: to, ...(c.previous ? { fromRevision: c.previous } : {}) };
-  const runs = attemptRuns(c, cfg.hooks, step);
+  const templates = c.input.sts.claimTemplates ?? [];
+  const missing = cfg.checkpoint ? missingTemplates(templates, cfg.checkpoint.claims) : [];
+  if (missing.length > 0) {
+    return finish(c, 'Checking', `${passed}; holding before the step to partition ${to}: the checkpoint (${cfg.checkpoint?.name}) names claim template(s) ${missing.join(', ')} that this StatefulSet does not have (it has ${templates.join(', ') || 'none'}); fix the policy's claims`, { memory: m0, requeueAfterMs: 30_000 });
+  }
+  const runs = attemptRuns(c, (s) => [...hookRuns(cfg.hooks, s), ...checkpointRuns(cfg.checkpoint, templates, s)], step);
   if (runs.length === 0) return undefined;
   const m = withPasses(c, m0, runs);
+  recordCheckpoints(c, runs);
   const p = progressOf(c, runs);
   if (p.state === 'done') return { ready: m };
   c.status = { ...c.status, hooksDone: p.done.slice(-1) };

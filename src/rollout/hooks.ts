@@ -9,6 +9,8 @@
 // the only record: a controller killed between the POST's answer and the status write sends it again,
 // so an HTTP hook must be idempotent — a switchover to the primary it already made is a no-op).
 import type { HookTemplate, HookWhen } from '../hooks/template.js';
+import { claimsOf, type CheckpointTarget } from '../checkpoints/snapshots.js';
+import type { CheckpointSpec } from '../checkpoints/spec.js';
 
 export type { HookTemplate, HookWhen } from '../hooks/template.js';
 
@@ -34,6 +36,8 @@ export interface HookRun {
   timeoutSeconds: number;
   template?: HookTemplate['template'];
   url?: string;
+  /** A checkpoint (src/checkpoints/snapshots.ts): the pod's claims snapshotted, the last run of its step. */
+  checkpoint?: CheckpointTarget;
 }
 
 /** HookOutcome is what the shell read of one run now. `running`: its Job runs or waits its turn. */
@@ -41,6 +45,8 @@ export interface HookOutcome {
   key: string;
   result: 'pass' | 'fail' | 'error' | 'running';
   detail: string;
+  /** A checkpoint's VolumeSnapshots (recorded in the status once it passed). */
+  snapshots?: string[];
 }
 
 /** HookRequest asks the shell to run (or look at) these runs now; `bounded`: a revert's, which never stops on a failure. */
@@ -70,30 +76,45 @@ export interface HookStep {
   attempt?: number;
 }
 
+type StepPod = HookStep['pods'][number];
+
+/** runOf is one run of `hook` for one pod of a step: its key names the kind, hook, pod (UID, Ready time), revision, partition, direction and attempt. */
+function runOf(s: HookStep, hook: string, pod: StepPod, timeoutSeconds: number): HookRun {
+  return {
+    key: `${s.when}:${hook}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}${pod.readySinceMs !== undefined ? `~${pod.readySinceMs}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}${s.attempt !== undefined ? `#${s.attempt}` : ''}`,
+    hook,
+    when: s.when,
+    pod: pod.name,
+    ordinal: pod.index,
+    revision: s.revision,
+    ...(s.fromRevision ? { fromRevision: s.fromRevision } : {}),
+    direction: s.direction,
+    updated: s.updated,
+    partition: s.partition,
+    timeoutSeconds,
+  };
+}
+
 /** hookRuns lists the runs a step needs: every hook of `when`, for every pod the step releases, in the hooks' order. */
 export function hookRuns(hooks: readonly HookTemplate[], s: HookStep): HookRun[] {
   const runs: HookRun[] = [];
   for (const pod of s.pods) {
     for (const h of hooks) {
       if (h.when !== s.when) continue;
-      runs.push({
-        key: `${s.when}:${h.name}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}${pod.readySinceMs !== undefined ? `~${pod.readySinceMs}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}${s.attempt !== undefined ? `#${s.attempt}` : ''}`,
-        hook: h.name,
-        when: s.when,
-        pod: pod.name,
-        ordinal: pod.index,
-        revision: s.revision,
-        ...(s.fromRevision ? { fromRevision: s.fromRevision } : {}),
-        direction: s.direction,
-        updated: s.updated,
-        partition: s.partition,
-        timeoutSeconds: h.timeoutSeconds,
-        ...(h.template ? { template: h.template } : {}),
-        ...(h.url ? { url: h.url } : {}),
-      });
+      runs.push({ ...runOf(s, h.name, pod, h.timeoutSeconds), ...(h.template ? { template: h.template } : {}), ...(h.url ? { url: h.url } : {}) });
     }
   }
   return runs;
+}
+
+/**
+ * checkpointRuns lists a forward step's checkpoints (src/checkpoints/spec.ts): one run per released pod,
+ * after every prepare hook (a hook may flush or quiesce the member first), so the last runs before the
+ * partition write. None for a settle step or a revert: a revert gives back what the rollout took.
+ */
+export function checkpointRuns(cp: CheckpointSpec | undefined, templates: readonly string[], s: HookStep): HookRun[] {
+  if (!cp || s.when !== 'prepare' || s.direction !== 'forward') return [];
+  return s.pods.map((pod) => ({ ...runOf(s, cp.name, pod, cp.timeoutSeconds), checkpoint: { className: cp.className, waitFor: cp.waitFor, keep: cp.keep, claims: claimsOf(pod.name, templates, cp.claims) } }));
 }
 
 /** HookProgress: every run succeeded; or what is done so far and what is left; or the first run that did not succeed. */

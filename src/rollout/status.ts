@@ -36,6 +36,7 @@ const FIELDS: Record<keyof RolloutStatus, (v: unknown) => boolean> = {
   hooksDone: (v) => Array.isArray(v) && v.length <= 64 && v.every(isText),
   seal: isText,
   hookAttempt: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && isText((v as { runs?: unknown }).runs) && isCount((v as { at?: unknown }).at),
+  checkpoints: (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((names) => Array.isArray(names) && names.every(isText)),
   released: (v) => typeof v === 'object' && v !== null && isText((v as { step?: unknown }).step) && Array.isArray((v as { pods?: unknown }).pods) && ((v as { pods: unknown[] }).pods).every(isText),
 };
 

@@ -79,6 +79,12 @@ export interface RolloutStatus {
    * new one, whose runs have other keys.
    */
   hookAttempt?: { step: string; runs: string; at: number };
+  /**
+   * The checkpoints of this revision's rollout (src/checkpoints/snapshots.ts): each member's
+   * VolumeSnapshots, cut before its pod was replaced. Kept while the status speaks of this revision;
+   * the snapshots' labels are the lasting record (`kubectl get volumesnapshots -l phased-rollout.io/statefulset=NAME`).
+   */
+  checkpoints?: Record<string, string[]>;
   /** The pods the last step released, while their settle hooks are to run (`step`: `<revision>@<partition>`). */
   released?: { step: string; pods: string[] };
   /** The controller's HMAC of the rest and the StatefulSet's UID (src/rollout/status-seal.ts); written last. */
@@ -136,6 +142,8 @@ export interface StatefulSetView {
   readyReplicas?: number;
   updatedReplicas?: number;
   annotations: Record<string, string>;
+  /** The names of spec.volumeClaimTemplates: a member's claims are `<template>-<pod>`. */
+  claimTemplates?: string[];
 }
 
 /** BudgetView is what the planner needs of one PodDisruptionBudget over a StatefulSet's pods. */

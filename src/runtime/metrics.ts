@@ -54,6 +54,8 @@ export interface ControllerMetrics {
   checks: Counter<'namespace' | 'statefulset' | 'result'>;
   gateResults: Counter<'namespace' | 'statefulset' | 'gate' | 'result' | 'dry_run'>;
   hookRuns: Counter<'namespace' | 'statefulset' | 'hook' | 'when' | 'result'>;
+  checkpoints: Counter<'namespace' | 'statefulset' | 'result'>;
+  checkpointSeconds: Histogram<'namespace' | 'statefulset'>;
   replicas: Gauge<'namespace' | 'statefulset'>;
   checkDuration: Histogram<'namespace' | 'statefulset'>;
   steps: Counter<'namespace' | 'statefulset'>;
@@ -83,6 +85,19 @@ export function controllerMetrics(registry: Registry, o: { inFlight?: () => { ru
       name: 'phased_rollout_hook_runs_total',
       help: 'Finished runs of member hooks (prepare, settle) by result: pass, fail (counted as a failed check), error (timed out or unreachable).',
       labelNames: [...per, 'hook', 'when', 'result'],
+      registers: [registry],
+    }),
+    checkpoints: new Counter({
+      name: 'phased_rollout_checkpoints_total',
+      help: 'Checkpoints of members (a VolumeSnapshot of each claim before the pod is replaced) by result: pass, fail (counted as a failed check), error (timed out, or the API refused).',
+      labelNames: [...per, 'result'],
+      registers: [registry],
+    }),
+    checkpointSeconds: new Histogram({
+      name: 'phased_rollout_checkpoint_seconds',
+      help: 'From the first VolumeSnapshot of a checkpoint created to its last cut (status.creationTime).',
+      labelNames: per,
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
       registers: [registry],
     }),
     checkDuration: new Histogram({

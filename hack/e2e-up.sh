@@ -138,6 +138,11 @@ rules:
   - level: Request
     resources: [{group: "batch", resources: ["jobs"]}]
     verbs: ["create"]
+  # VolumeSnapshots with bodies: a checkpoint's creation and the snapshot controller's status writes
+  # (bound, the cut) come before the partition write that releases the member (test/e2e/checkpoints.test.ts).
+  - level: Request
+    resources: [{group: "snapshot.storage.k8s.io", resources: ["volumesnapshots", "volumesnapshots/status"]}]
+    verbs: ["create", "update", "patch", "delete"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
   # The chart's controller of test/e2e/chart-pods.test.ts (as pods on the real node): a request its RBAC

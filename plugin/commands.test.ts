@@ -20,6 +20,8 @@ describe('parseCommand', () => {
     [['dashboard'], { verb: 'dashboard', all: false, port: 0 }],
     [['dashboard', '-A', '--port', '8080'], { verb: 'dashboard', all: true, port: 8080 }],
     [['dashboard', '-n', 'prod', '--port=0'], { verb: 'dashboard', all: false, port: 0, namespace: 'prod' }],
+    [['restore', 'pg', '--pod', 'pg-1'], { verb: 'restore', name: 'pg', pod: 'pg-1', yes: false, timeoutMs: 600_000 }],
+    [['restore', 'pg', '--pod=pg-0', '--checkpoint', 'data-pg-0-cp-1', '--yes', '--timeout', '2m', '-n', 'db'], { verb: 'restore', name: 'pg', pod: 'pg-0', checkpoint: 'data-pg-0-cp-1', yes: true, timeoutMs: 120_000, namespace: 'db' }],
   ])('%j', (argv, want) => expect(parseCommand(argv as string[])).toEqual(want));
 
   it.each([
@@ -39,6 +41,10 @@ describe('parseCommand', () => {
     [['wait', 'db', '-w'], '-w and -A go with status only'],
     [['status', '--fail-on-pause'], '--timeout and --fail-on-pause go with wait only'],
     [['pause', 'db', '--timeout', '1m'], '--timeout and --fail-on-pause go with wait only'],
+    [['restore', 'pg'], 'restore needs --pod: the member to restore'],
+    [['restore', '--pod', 'pg-1'], 'restore needs a StatefulSet name'],
+    [['restore', 'pg', '--pod', 'pg-1', '-w'], 'restore takes --pod, --checkpoint, --yes, --timeout, -n and --kubeconfig only'],
+    [['abort', 'pg', '--yes'], '--pod, --checkpoint and --yes go with restore only'],
   ])('%j is refused', (argv, msg) => expect(() => parseCommand(argv as string[])).toThrow(msg));
 });
 

@@ -24,6 +24,12 @@ Commands:
   wait NAME       block until the rollout of the StatefulSet's current revision ends (for pipelines);
                   one line per phase or partition change. Exit 0 Completed, 1 Failed or RolledBack,
                   2 timed out, 3 Invalid / not opted in / not found, 4 Paused (with --fail-on-pause)
+  restore NAME --pod POD [--checkpoint SNAPSHOT] [--yes]
+                  give one member its data back from its checkpoint (a VolumeSnapshot the controller took
+                  before the pod was replaced; default the newest ready one): its claims are made again
+                  from the snapshot and its pod runs the revision it ran then. Writes the member took
+                  after the checkpoint are gone from it. Asks first unless --yes; run it again to go on
+                  after an interruption. Exit 0 restored, 1 refused or failed, 2 timed out (--timeout, default 10m)
   dashboard       a live page of the namespace's (or -A: all) opted-in StatefulSets on 127.0.0.1, with
                   buttons for promote, pause, resume, retry and abort; prints the URL (with its token)
 
@@ -35,6 +41,9 @@ Flags:
       --timeout D      wait: give up after this long, exit 2 (default 30m; e.g. 90s, 20m, 1h)
       --fail-on-pause  wait: exit 4 when the rollout is Paused (a pause step or phased-rollout.io/paused)
       --port P         dashboard: the port on 127.0.0.1 (default 0: a free one)
+      --pod POD        restore: the member to restore
+      --checkpoint S   restore: the VolumeSnapshot whose checkpoint to restore (default: the newest ready one)
+      --yes            restore: do not ask
       --kubeconfig F   kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
 `;
 
@@ -44,7 +53,8 @@ export type Command =
   | { verb: 'status'; name?: string; namespace?: string; all: boolean; kubeconfig?: string; output: 'table' | 'json'; watch: boolean }
   | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string }
   | { verb: 'wait'; name: string; namespace?: string; kubeconfig?: string; output: 'table' | 'json'; timeoutMs: number; failOnPause: boolean }
-  | { verb: 'dashboard'; namespace?: string; kubeconfig?: string; all: boolean; port: number };
+  | { verb: 'dashboard'; namespace?: string; kubeconfig?: string; all: boolean; port: number }
+  | { verb: 'restore'; name: string; pod: string; checkpoint?: string; yes: boolean; timeoutMs: number; namespace?: string; kubeconfig?: string };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -57,6 +67,9 @@ export function parseCommand(argv: readonly string[]): Command {
   let timeoutMs: number | undefined;
   let failOnPause = false;
   let port: number | undefined;
+  let pod: string | undefined;
+  let checkpoint: string | undefined;
+  let yes = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const value = () => {
@@ -70,6 +83,9 @@ export function parseCommand(argv: readonly string[]): Command {
     else if (a === '-A' || a === '--all-namespaces') all = true;
     else if (a === '-w' || a === '--watch') watch = true;
     else if (a === '--fail-on-pause') failOnPause = true;
+    else if (a === '--yes' || a === '-y') yes = true;
+    else if (a.startsWith('--pod')) pod = value();
+    else if (a.startsWith('--checkpoint')) checkpoint = value();
     else if (a.startsWith('--port')) {
       const v = value();
       if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error(`--port ${JSON.stringify(v)} is not a port (0-65535)`);
@@ -94,6 +110,13 @@ export function parseCommand(argv: readonly string[]): Command {
   const opts = { ...(namespace ? { namespace } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   if (verb === undefined) return { verb: 'help' };
   if (verb !== 'dashboard' && port !== undefined) throw new Error('--port goes with dashboard only');
+  if (verb !== 'restore' && (pod !== undefined || checkpoint !== undefined || yes)) throw new Error('--pod, --checkpoint and --yes go with restore only');
+  if (verb === 'restore') {
+    if (!name) throw new Error('restore needs a StatefulSet name');
+    if (!pod) throw new Error('restore needs --pod: the member to restore');
+    if (watch || all || output !== 'table' || failOnPause) throw new Error('restore takes --pod, --checkpoint, --yes, --timeout, -n and --kubeconfig only');
+    return { verb, name, pod, yes, timeoutMs: timeoutMs ?? 10 * 60_000, ...(checkpoint ? { checkpoint } : {}), ...opts };
+  }
   if (verb === 'dashboard') {
     if (name !== undefined) throw new Error(`unexpected argument ${name}`);
     if (watch || output !== 'table' || timeoutMs !== undefined || failOnPause) throw new Error('dashboard takes -n, -A, --port and --kubeconfig only');

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// kubectl-phased_rollout: `kubectl phased-rollout status|pause|resume|retry|promote|abort|wait`. Thin
-// shell over commands.ts and wait.ts.
-import { AppsV1Api, KubeConfig, makeInformer, type V1StatefulSet } from '@kubernetes/client-node';
+// kubectl-phased_rollout: `kubectl phased-rollout status|pause|resume|retry|promote|abort|wait|restore`.
+// Thin shell over commands.ts, wait.ts and restore.ts.
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type V1StatefulSet } from '@kubernetes/client-node';
+import { restore } from './restore.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
 import { runAction } from './actions.js';
 import { dashboard } from './dashboard/main.js';
@@ -95,6 +96,7 @@ async function main(): Promise<number> {
     }
     if (cmd.verb === 'wait') return await waitRollout(kc, apps, namespace, cmd);
     if (cmd.verb === 'dashboard') return await dashboard(kc, apps, cmd.all ? undefined : namespace, cmd.port);
+    if (cmd.verb === 'restore') return await restore({ apps, core: kc.makeApiClient(CoreV1Api), objects: kc.makeApiClient(CustomObjectsApi) }, { ...cmd, namespace }, (line) => process.stdout.write(`${line}\n`));
     process.stdout.write(`${await runAction(apps, namespace, cmd.name, cmd.verb)}\n`);
     return 0;
   } catch (err) {

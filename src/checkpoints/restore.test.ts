@@ -1,0 +1,92 @@
+import { checkpointsOf, chooseCheckpoint, claimManifest, idKey, restoreCost, restoreId, restoreRefusal, restoreStep, type Candidate, type RestoreView } from './restore.js';
+
+const T0 = Date.parse('2026-11-28T10:00:00Z');
+const cand = (name: string, claim: string, attempt: string, o: Partial<Candidate> = {}): Candidate => ({ name, claim, labels: { 'phased-rollout.io/checkpoint-attempt': attempt, 'phased-rollout.io/from-revision': 'pg-r1', 'phased-rollout.io/to-revision': 'pg-r2', 'phased-rollout.io/claim-template': claim.split('-')[0] as string }, createdMs: T0, readyToUse: true, ...o });
+const CP = checkpointsOf([cand('data-pg-1-cp-a', 'data-pg-1', 'a')])[0]!;
+const view = (o: Partial<RestoreView> = {}): RestoreView => ({
+  namespace: 'db',
+  statefulset: 'pg',
+  phase: 'RolledBack',
+  partition: 3,
+  updateRevision: 'pg-r1',
+  currentRevision: 'pg-r1',
+  templates: { data: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'csi', dataSource: { kind: 'PersistentVolumeClaim', name: 'x' } } },
+  selectorLabels: { app: 'pg' },
+  pod: { name: 'pg-1', index: 1, uid: 'u1', revision: 'pg-r1', ready: true },
+  checkpoint: CP,
+  claims: { 'data-pg-1': { deleting: false } },
+  marks: {},
+  id: 'id1',
+  ...o,
+});
+const actionsOf = (s: ReturnType<typeof restoreStep>) => (s.state === 'refused' ? [] : s.actions);
+const MARKED = { 'data-pg-1': 'data-pg-1-cp-a', [idKey('data-pg-1')]: 'id1' };
+
+describe('choosing the checkpoint', () => {
+  const all = checkpointsOf([cand('d-old', 'data-pg-1', 'a', { createdMs: T0 - 10 }), cand('w-old', 'wal-pg-1', 'a', { createdMs: T0 - 10 }), cand('d-new', 'data-pg-1', 'b', { createdMs: T0 }), cand('w-new', 'wal-pg-1', 'b', { createdMs: T0, readyToUse: false })]);
+  it('grouped by attempt, newest first, with the revisions of its labels', () => {
+    expect(all.map((c) => [c.attempt, c.snapshots.map((s) => s.name)])).toEqual([['b', ['d-new', 'w-new']], ['a', ['d-old', 'w-old']]]);
+    expect(all[0]).toMatchObject({ revision: 'pg-r1', toRevision: 'pg-r2' });
+  });
+  it('the newest with every claim ready to use', () => expect(chooseCheckpoint(all, ['data-pg-1', 'wal-pg-1'])).toMatchObject({ attempt: 'a' }));
+  it('the one named', () => expect(chooseCheckpoint(all, ['data-pg-1', 'wal-pg-1'], 'd-old')).toMatchObject({ attempt: 'a' }));
+  it.each<[string, string[], string | undefined, string]>([
+    ['named, not ready', ['data-pg-1', 'wal-pg-1'], 'd-new', 'checkpoint d-new is not ready to use yet (w-new)'],
+    ['named, unknown', ['data-pg-1'], 'nope', 'no checkpoint of this member holds VolumeSnapshot nope'],
+    ['named, a claim missing', ['data-pg-1', 'logs-pg-1'], 'd-old', 'checkpoint d-old lacks a snapshot of claim(s) logs-pg-1'],
+    ['none covers a claim', ['logs-pg-1'], undefined, 'no checkpoint of this member has every claim ready to use'],
+  ])('%s: a reason', (_, claims, named, problem) => expect(chooseCheckpoint(all, claims, named)).toEqual({ problem }));
+  it('no checkpoint at all', () => expect(chooseCheckpoint([], ['data-pg-1'])).toEqual({ problem: expect.stringContaining('this member has no checkpoint') }));
+});
+
+describe('restoreRefusal', () => {
+  it.each<[string, Partial<RestoreView>, string | undefined]>([
+    ['rolled back: the pod comes back on the revision it ran', {}, undefined],
+    ['paused mid-rollout, the pod below the partition comes back on the current revision', { phase: 'Paused', partition: 2, updateRevision: 'pg-r2' }, undefined],
+    ['a step under way', { phase: 'WaitingForPods' }, 'the rollout is WaitingForPods: pause it first (kubectl phased-rollout pause pg), or let it end'],
+    ['halted on the new revision: it would come back on it', { phase: 'Failed', partition: 1, updateRevision: 'pg-r2' }, 'pod pg-1 would come back on revision pg-r2, not pg-r1 it ran when the checkpoint was cut: roll the StatefulSet back to pg-r1 first (kubectl phased-rollout abort pg, or apply that template)'],
+    ['no from-revision on record', { checkpoint: { ...CP, revision: undefined } as unknown as RestoreView['checkpoint'] }, 'the checkpoint does not say which revision the member ran when it was cut (no phased-rollout.io/from-revision label)'],
+  ])('%s', (_, o, want) => expect(restoreRefusal(view(o))).toBe(want));
+});
+
+describe('restoreStep: the sequence, from whatever state it finds', () => {
+  it('1. marks every claim with its snapshot and this restore first', () => {
+    expect(restoreStep(view())).toEqual({ state: 'acting', detail: 'marking claim(s) data-pg-1 for restore', actions: [{ type: 'mark', data: MARKED }] });
+  });
+  it('2. deletes the member\'s claim and its pod (a claim in use goes with its pod)', () => {
+    expect(actionsOf(restoreStep(view({ marks: MARKED })))).toEqual([{ type: 'deleteClaim', name: 'data-pg-1' }, { type: 'deletePod', name: 'pg-1', uid: 'u1' }]);
+  });
+  it('2. the claim waits for its pod: nothing more to do but wait', () => {
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: true } }, pod: { name: 'pg-1', index: 1, uid: 'u1', deleting: true } }))).toMatchObject({ state: 'waiting', actions: [] });
+  });
+  it('2. a claim restored from the same snapshot by an earlier restore is replaced too', () => {
+    expect(actionsOf(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id0' } } })))[0]).toEqual({ type: 'deleteClaim', name: 'data-pg-1' });
+  });
+  it('3. creates the missing claim from its snapshot, as the StatefulSet controller would (its labels, the template, no other source)', () => {
+    const s = restoreStep(view({ marks: MARKED, claims: {}, pod: { name: 'pg-1', index: 1 } }));
+    expect(s).toMatchObject({ state: 'acting' });
+    expect(s.state !== 'refused' && s.actions).toEqual([{ type: 'createClaim', manifest: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-pg-1', namespace: 'db', labels: { app: 'pg' }, annotations: { 'phased-rollout.io/restored-from': 'data-pg-1-cp-a', 'phased-rollout.io/restore-id': 'id1' } }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'csi', dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: 'data-pg-1-cp-a' } } } }]);
+  });
+  it.each<[string, RestoreView['pod']]>([
+    ['not there yet', { name: 'pg-1', index: 1 }],
+    ['not ready yet', { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: false }],
+    ['on another revision', { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r2', ready: true }],
+  ])('4. waits while the pod is %s', (_, pod) => {
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1' } }, pod }))).toMatchObject({ state: 'waiting' });
+  });
+  it('4. done once the pod runs Ready on the revision over its restored claim: the mark goes', () => {
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1' } }, pod: { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: true } }))).toEqual({ state: 'done', detail: 'pod pg-1 runs revision pg-r1 on claim(s) data-pg-1 from data-pg-1-cp-a', actions: [{ type: 'unmark', keys: ['data-pg-1', 'data-pg-1.restore-id'] }] });
+  });
+  it('refused: nothing is done', () => expect(restoreStep(view({ phase: 'Checking' }))).toMatchObject({ state: 'refused' }));
+});
+
+describe('restoreId and what a restore costs', () => {
+  const snaps = [{ claim: 'data-pg-1', name: 'data-pg-1-cp-a' }];
+  it('a restore under way goes on under its id; any other is a new one', () => {
+    expect(restoreId(MARKED, snaps, 'new')).toBe('id1');
+    expect(restoreId({}, snaps, 'new')).toBe('new');
+    expect(restoreId({ ...MARKED, 'data-pg-1': 'another' }, snaps, 'new')).toBe('new');
+  });
+  it('the cost names the member and the cut', () => expect(restoreCost('pg-1', CP)).toBe('every write pod pg-1 took after its checkpoint (2026-11-28T10:00:00.000Z) is gone from that member: a replicated database catches the member up from its peers; a single member loses those writes'));
+  it('a template without a spec still makes a claim', () => expect(claimManifest(view({ templates: {} }), 'data', 'data-pg-1', 's')).toMatchObject({ spec: { dataSource: { name: 's' } } }));
+});

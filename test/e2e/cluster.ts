@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { auditMark, inNamespace, LOG_START, readAudit, type AuditMark } from '../support/audit-files.js';
 import { ROOT } from '../support/process.js';
-import { checkSafety, type AuditEvent, type GateChange, type SafetyReport } from '../support/safety-checker.js';
+import { checkSafety, type AuditEvent, type CheckOptions, type GateChange, type SafetyReport } from '../support/safety-checker.js';
 
 /** E2E is the environment written by hack/e2e-up.sh. */
 export interface E2E {
@@ -188,12 +188,13 @@ export function auditLog(ns: string, since: AuditMark = auditMarkOf(ns)): AuditE
  * safetyReport runs the independent safety checker over this run's audit log and gate history, for
  * the StatefulSets of one namespace (test/support/safety-checker.ts).
  */
-export async function safetyReport(ns: string, statefulset?: string, controllerUser = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller'): Promise<SafetyReport> {
+export async function safetyReport(ns: string, statefulset?: string, controllerUser = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller', extra: Partial<CheckOptions> = {}): Promise<SafetyReport> {
   const e = env();
   const mine = (n: string | undefined) => statefulset === undefined || n === statefulset || (n ?? '').startsWith(`${statefulset}-`);
-  const events = auditLog(ns).filter((a) => mine(a.objectRef?.name) || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
+  // A checkpoint's snapshots are named after the claim (<template>-<pod>-cp-...): all of the namespace's are read.
+  const events = auditLog(ns).filter((a) => mine(a.objectRef?.name) || a.objectRef?.resource === 'volumesnapshots' || (a.objectRef?.resource === 'pods' && a.verb === 'create' && mine((a.requestObject as { metadata?: { name?: string } } | undefined)?.metadata?.name)));
   const gate = (await (await fetch(`${e.GATE_URL}/log`)).json()) as GateChange[];
-  return checkSafety(events, gate, { controllerUser, lagMs: 2500 });
+  return checkSafety(events, gate, { controllerUser, lagMs: 2500, ...extra });
 }
 
 /**

@@ -399,3 +399,33 @@ describe('a StatefulSet created again over its orphaned pods (issue 46 §1)', ()
     expect(r.revertsOrBypasses).toBe(0);
   });
 });
+
+describe('checkpoints (issue 47): a member replaced forward had each claim snapshotted and cut in this attempt first', () => {
+  const SNAPSHOTTER = 'system:serviceaccount:kube-system:snapshot-controller';
+  const STS = 'system:serviceaccount:kube-system:statefulset-controller';
+  const snap = (t: number, i: number, name: string, claim = `data-db-${i}`) => ev(t, 'create', { resource: 'volumesnapshots', namespace: 'ns', name: '' }, { metadata: { name }, spec: { source: { persistentVolumeClaimName: claim } } }, CTL);
+  const cut = (t: number, name: string) => ev(t, 'update', { resource: 'volumesnapshots', subresource: 'status', namespace: 'ns', name }, { status: { creationTime: at(t), boundVolumeSnapshotContentName: `c-${name}` } }, SNAPSHOTTER);
+  const podDelete = (t: number, i: number) => ev(t, 'delete', { resource: 'pods', name: `db-${i}` }, { kind: 'DeleteOptions' }, STS);
+  const step = (t: number, i: number) => [lower(t, i + 1, i), podDelete(t + 0.5, i), podCreate(t + 1, i, 'r2'), podReady(t + 2, i)];
+  const withCheckpoints: CheckOptions = { ...opts, checkpoints: () => ({ templates: ['data'], sinceMs: 0 }) };
+  const whys = (events: AuditEvent[]) => checkSafety(events, [gate(10, '1')], withCheckpoints).violations.map((v) => v.why);
+
+  it('accepts every step whose member was snapshotted and cut before its pod went', () => {
+    expect(whys([...base(), snap(14, 2, 's2'), cut(14.5, 's2'), ...step(15, 2), snap(24, 1, 's1'), cut(24.5, 's1'), ...step(25, 1)])).toEqual([]);
+  });
+
+  it.each([
+    ['no snapshot at all', [...base(), ...step(15, 2)]],
+    ['a snapshot not cut yet when the pod went', [...base(), snap(14, 2, 's2'), ...step(15, 2), cut(16, 's2')]],
+    ["another member's snapshot", [...base(), snap(14, 1, 's1'), cut(14.5, 's1'), ...step(15, 2)]],
+    ['a snapshot of an earlier attempt (before the pod last became ready)', [...base(), snap(2, 2, 's2'), cut(2.5, 's2'), podReady(3, 2, false), podReady(4, 2), ...step(15, 2)]],
+    ['a snapshot created but refused (an error answer)', [...base(), { ...snap(14, 2, 's2'), responseStatus: { code: 403 } }, cut(14.5, 's2'), ...step(15, 2)]],
+  ] as [string, AuditEvent[]][])('names a member replaced with %s', (_n, events) => {
+    expect(whys(events)).toEqual([expect.stringContaining('pod db-2 replaced (r1 -> r2) without a checkpoint of claim data-db-2 in this attempt')]);
+  });
+
+  it('a revert takes none: giving back the verified revision needs no checkpoint', () => {
+    const events = [...base(), snap(14, 2, 's2'), cut(14.5, 's2'), ...step(15, 2), status(30, 'r1', 'r1'), report(30.5, 'RollingBack', 'r2', { failedRevision: 'r2' }), lower(33, 3, 2), podDelete(33.5, 2), podCreate(34, 2, 'r1')];
+    expect(whys(events)).toEqual([]);
+  });
+});

@@ -45,6 +45,7 @@
 import { stepFloor } from './step-floor.js';
 import { annotationsAfter, Promotions, statusOf } from './safety-promotions.js';
 import { HookRecord, type PrepareHooks } from './safety-hooks.js';
+import { SnapshotRecord, type Checkpoints } from './safety-checkpoints.js';
 
 /** AuditEvent is the part of an audit.k8s.io/v1 Event the checker reads. */
 export interface AuditEvent {
@@ -108,6 +109,13 @@ export interface CheckOptions {
    * this attempt (the rule in test/support/safety-hooks.ts). Undefined: not checked.
    */
   prepareHooks?: (statefulset: string, annotations: Record<string, string>, atMs: number) => PrepareHooks | undefined;
+  /**
+   * The claim templates a StatefulSet's checkpoint snapshots at a moment (its gate policies'
+   * `checkpoint`), and since when; with it, every pod a rollout's forward step replaces is checked for a
+   * snapshot of each of its claims created in this attempt and cut before the pod was deleted
+   * (test/support/safety-checkpoints.ts). Undefined: not checked.
+   */
+  checkpoints?: (statefulset: string, annotations: Record<string, string>, atMs: number) => Checkpoints | undefined;
 }
 
 interface StsState {
@@ -286,6 +294,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   const revisions = new Map<string, string | undefined>();
   // Member hooks: the hook Jobs, their pods and ends (safety-hooks.ts).
   const hooks = new HookRecord();
+  const snapshots = new SnapshotRecord();
   // Per StatefulSet, when an attempt at a step's hooks last had to begin again: its update revision
   // changed, or the controller's status went into a phase in which no hook runs (Paused, Failed, an end)
   // or into RollingBack. The pod's own Ready time and the hook list's edits are the other bounds.
@@ -301,6 +310,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     const body = e.requestObject as Obj | undefined;
     if (!ok(e) || !body) continue;
     hooks.read(e);
+    snapshots.read(e);
     if (r.resource === 'pods' && !r.subresource && e.verb === 'create') {
       const pod = `${r.namespace}/${body.metadata?.name ?? r.name}`;
       const list = creations.get(pod) ?? creations.set(pod, []).get(pod)!;
@@ -561,7 +571,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
    * ended either way (a revert never stops on a failed hook). A person's delete is not a rollout's.
    */
   function judgeReplacement(e: AuditEvent, pod: string): void {
-    if (!o.prepareHooks || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
+    if ((!o.prepareHooks && !o.checkpoints) || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
     const T = ms(e.stageTimestamp);
     const named = /^(.*)-(\d+)$/.exec(pod);
     const s = named ? sets.get(named[1]!) : undefined;
@@ -575,10 +585,18 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     if (ordinal >= s.replicas || readySince === undefined || target === undefined || target === runs) return;
     // Scaled down (condemned: its status write follows the deletion) and up again: no replacement.
     if ((sizes.get(key) ?? []).some((z) => z.atMs >= T && z.atMs <= next!.atMs && z.replicas <= ordinal)) return;
-    const needed = o.prepareHooks(key, s.annotations, T);
+    const member = pod.slice(s.namespace.length + 1);
+    // A forward step's replacement: each claim of the member snapshotted and cut in this attempt, first.
+    const cp = target !== settled.get(key) ? o.checkpoints?.(key, s.annotations, T) : undefined;
+    if (cp && cp.templates.length > 0) {
+      const since = Math.max(attemptAt.get(key) ?? 0, readySince, cp.sinceMs);
+      const uncut = snapshots.uncut(s.namespace, cp.templates.map((t) => `${t}-${member}`), since, T);
+      if (uncut !== undefined) report.violations.push({ at: e.stageTimestamp, statefulset: key, why: `pod ${member} replaced (${runs} -> ${target}) without a checkpoint of claim ${uncut} in this attempt (no VolumeSnapshot of it created after ${new Date(since).toISOString()} and cut before the pod was deleted)`, request: `${e.verb} ${pod} by ${e.user.username} (auditID ${e.auditID ?? '?'})` });
+    }
+    const needed = o.prepareHooks?.(key, s.annotations, T);
     if (!needed || needed.hooks.length === 0) return;
     const since = Math.max(attemptAt.get(key) ?? 0, readySince, needed.sinceMs);
-    const missing = hooks.unprepared(key, pod.slice(s.namespace.length + 1), needed.hooks, since, T, target === settled.get(key));
+    const missing = hooks.unprepared(key, member, needed.hooks, since, T, target === settled.get(key));
     if (missing === undefined) return;
     report.violations.push({ at: e.stageTimestamp, statefulset: key, why: `pod ${pod.slice(s.namespace.length + 1)} replaced (${runs} -> ${target}) without its prepare hook ${missing} of this attempt (none begun after ${new Date(since).toISOString()} and ended before the pod was deleted)`, request: `${e.verb} ${pod} by ${e.user.username} (auditID ${e.auditID ?? '?'})` });
   }

@@ -143,6 +143,10 @@ rules:
   - level: Request
     resources: [{group: "snapshot.storage.k8s.io", resources: ["volumesnapshots", "volumesnapshots/status"]}]
     verbs: ["create", "update", "patch", "delete"]
+  # Claim creations, whoever asks: a restore's guard refuses the StatefulSet controller's empty ones (403).
+  - level: Metadata
+    resources: [{group: "", resources: ["persistentvolumeclaims"]}]
+    verbs: ["create", "delete"]
   - level: Metadata
     users: ["system:serviceaccount:phased-rollout-system:phased-rollout-controller"]
   # The chart's controller of test/e2e/chart-pods.test.ts (as pods on the real node): a request its RBAC

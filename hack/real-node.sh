@@ -110,6 +110,8 @@ down() {
       sleep 0.5
     done
   fi
+  # The CSI driver's loop mounts (hack/csi.sh), once no container holds them.
+  bash "$here/csi.sh" down || rc=1
   bash "$here/node/network.sh" down || rc=1
   local line
   while read -r line; do
@@ -147,6 +149,7 @@ leftovers() {
   # Fixed paths kubelet made (absent before `up`) and the hostPath provisioner's folder.
   while read -r d; do [[ $d != /* ]] || [ ! -e "$d" ] || echo "folder $d"; done <<< "$made"
   awk -v d="$node_dir/" 'index($2, d) == 1 {print "mount " $2}' /proc/mounts
+  bash "$here/csi.sh" leftovers
   ip link show "$BRIDGE" >/dev/null 2>&1 && echo "link $BRIDGE"
   if ip -o link show type veth 2>/dev/null | grep -q "master $BRIDGE"; then echo "veth on $BRIDGE"; fi
   local cmd table

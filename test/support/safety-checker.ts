@@ -255,7 +255,7 @@ function firstAfter<T extends { atMs: number }>(list: T[] | undefined, t: number
   return list?.find((x) => x.atMs > t && x.atMs < end);
 }
 
-function partitionOps(body: unknown): { from?: number; to?: number } {
+export function partitionOps(body: unknown): { from?: number; to?: number } {
   if (!Array.isArray(body)) return {};
   const path = '/spec/updateStrategy/rollingUpdate/partition';
   const test = body.find((o: Obj) => o?.op === 'test' && o.path === path);

@@ -75,6 +75,7 @@ describe(`checkpoints on the real node${skipped}`, () => {
     const audit = auditLog(ns);
     const steps = audit.filter((a) => a.objectRef?.resource === 'statefulsets' && a.objectRef.name === 'cp' && a.verb === 'patch' && a.user.username.includes('phased-rollout-controller') && partitionOps(a.requestObject).to !== undefined);
     const added: number[] = [];
+    const cutIn: number[] = [];
     for (const s of snaps) {
       const ordinal = Number(s.metadata.labels['phased-rollout.io/ordinal']);
       const created = audit.find((a) => a.objectRef?.resource === 'volumesnapshots' && a.verb === 'create' && a.objectRef.name === s.metadata.name && (a.responseStatus?.code ?? 0) < 300);
@@ -84,8 +85,9 @@ describe(`checkpoints on the real node${skipped}`, () => {
       expect(Date.parse(created!.stageTimestamp)).toBeLessThanOrEqual(Date.parse(cut!.stageTimestamp));
       expect(Date.parse(cut!.stageTimestamp)).toBeLessThanOrEqual(Date.parse(release!.requestReceivedTimestamp ?? release!.stageTimestamp));
       added.push(Date.parse(release!.stageTimestamp) - Date.parse(created!.stageTimestamp));
+      cutIn.push(Date.parse(cut!.stageTimestamp) - Date.parse(created!.stageTimestamp));
     }
-    console.log(`checkpoint: what it adds to a step (snapshot created -> partition write): median ${median(added)} ms over ${added.length} steps (${added.join(', ')} ms); npm run test:e2e -- --testPathPatterns checkpoints`);
+    console.log(`checkpoint: what it adds to a step (snapshot created -> partition write): median ${median(added)} ms over ${added.length} steps (${added.join(', ')} ms), of which created -> cut median ${median(cutIn)} ms (${cutIn.join(', ')} ms); npm run test:e2e -- --testPathPatterns checkpoints`);
     // The snapshot holds the member's data of before: a claim from it reads the first release's start only.
     const s2 = snaps.find((s) => s.metadata.labels['phased-rollout.io/pod'] === 'cp-2')!;
     await kubectlOk(['apply', '-f', '-'], {

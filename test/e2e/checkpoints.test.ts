@@ -110,6 +110,24 @@ describe(`checkpoints on the real node${skipped}`, () => {
     expect(safety.gatedSteps).toBe(3);
   });
 
+  realIt("the controller's rights: only its own checkpoints, never a claim", async () => {
+    const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
+    const snapshot = (name: string, labels: Record<string, string>) => ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name, namespace: ns, labels }, spec: { volumeSnapshotClassName: CLASS, source: { persistentVolumeClaimName: 'data-cp-0' } } });
+    const own = { 'app.kubernetes.io/managed-by': 'phased-rollout', 'phased-rollout.io/checkpoint': 'true' };
+    // RBAC lets it create and delete VolumeSnapshots; the policy holds it to those labelled as its checkpoints.
+    const foreign = await kubectl(['create', '--dry-run=server', `--as=${CONTROLLER}`, '-f', '-'], snapshot('not-mine', {}));
+    expect(foreign.code).not.toBe(0);
+    expect(foreign.stderr).toContain('the controller creates and deletes only its own checkpoints');
+    expect((await kubectl(['create', '--dry-run=server', `--as=${CONTROLLER}`, '-f', '-'], snapshot('mine', own))).code).toBe(0);
+    await kubectlOk(['create', '-f', '-'], snapshot('by-hand', {}));
+    const del = await kubectl(['delete', 'volumesnapshot', 'by-hand', '-n', ns, '--dry-run=server', `--as=${CONTROLLER}`]);
+    expect(del.code).not.toBe(0);
+    expect(del.stderr).toContain('the controller creates and deletes only its own checkpoints');
+    // No right to delete a claim at all (a restore runs with the user's rights).
+    expect((await kubectl(['auth', 'can-i', 'delete', 'persistentvolumeclaims', '-n', ns, '--as', CONTROLLER])).stdout.trim()).toBe('no');
+    await kubectlOk(['delete', 'volumesnapshot', 'by-hand', '-n', ns, '--wait=false']);
+  });
+
   realIt('a snapshot that cannot be cut (no such class) holds the step: counted as an error, no pod replaced', async () => {
     await kubectlOk(['apply', '-f', '-'], policy('no-class', { volumeSnapshotClassName: 'no-such-class', timeoutSeconds: 10 }, { errorLimit: 0 }));
     await setGate('cp-held', '1');

@@ -74,6 +74,8 @@ export async function takeCheckpoint(d: CheckpointDeps, t: EventTarget, run: Che
     }
   }
   if (j.result === 'running') return out('running', j.detail);
+  // Nothing to cut (no claim template): the step goes, with nothing told or pruned.
+  if (j.result === 'pass' && j.snapshots.length === 0) return out('pass', j.detail, []);
   const done = finished(d, t, run, out(j.result, j.detail, j.result === 'pass' ? j.snapshots : undefined));
   if (j.result === 'pass') {
     await d.events.emit(t, 'Normal', 'CheckpointTaken', `checkpoint of pod ${run.pod} before its replacement by revision ${run.revision}: ${j.detail}`, d.write());

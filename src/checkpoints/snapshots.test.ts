@@ -37,7 +37,7 @@ describe('names and labels', () => {
         name: NAME,
         namespace: 'db',
         labels: expect.objectContaining({ 'app.kubernetes.io/managed-by': 'phased-rollout', 'phased-rollout.io/checkpoint': 'true', 'phased-rollout.io/statefulset': 'pg', 'phased-rollout.io/pod': 'pg-2', 'phased-rollout.io/ordinal': '2', 'phased-rollout.io/to-revision': 'pg-r2', 'phased-rollout.io/from-revision': 'pg-r1', 'phased-rollout.io/claim-template': 'data' }),
-        annotations: { 'phased-rollout.io/checkpoint-key': run().key },
+        annotations: { 'phased-rollout.io/checkpoint-key': run().key, 'phased-rollout.io/checkpoint-claims': 'data-pg-2' },
       },
       spec: { volumeSnapshotClassName: 'csi', source: { persistentVolumeClaimName: 'data-pg-2' } },
     });
@@ -61,6 +61,8 @@ describe('judgeCheckpoint', () => {
     ['bound to a content of another snapshot of the same name (another uid): failed', snap({ content: 'snapcontent-1', cutMs: T0 }), content({ refUid: 'old' }), T0 + 1000, { result: 'fail' }],
     ['a name taken by another checkpoint (another key): failed, never believed', snap({ key: 'other-run' }), undefined, T0 + 1000, { result: 'fail' }],
     ['a name taken by a snapshot of another claim: failed', snap({ claim: 'data-pg-1' }), undefined, T0 + 1000, { result: 'fail' }],
+    ['bound to a content that names no uid (made by hand, pre-provisioned): failed', snap({ content: 'snapcontent-1', cutMs: T0 }), { name: 'snapcontent-1', refName: NAME, refNamespace: 'db' }, T0 + 1000, { result: 'fail' }],
+    ['being deleted: failed, never stood on', snap({ content: 'snapcontent-1', cutMs: T0, deleting: true }), content(), T0 + 1000, { result: 'fail' }],
     ['past the timeout, with the driver error: an error', snap({ error: 'disk full' }), undefined, T0 + 61_000, { result: 'error', detail: `checkpoint of pod pg-2 not cut within 60s: ${NAME} (not bound to a content yet); last error: ${NAME}: disk full` }],
     ['an error within the timeout: still waiting (the snapshot controller retries)', snap({ error: 'disk full' }), undefined, T0 + 30_000, { result: 'running', detail: `waiting for ${NAME} (not bound to a content yet); last error: ${NAME}: disk full` }],
   ])('%s', (_, s, c, now, want) => expect(judge(s, c, now)).toMatchObject(want));

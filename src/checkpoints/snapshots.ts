@@ -21,6 +21,8 @@ export const LABEL = {
 } as const;
 /** The run's whole key (a label value is too short for it): the snapshot is this checkpoint's, no other's. */
 export const KEY_ANNOTATION = 'phased-rollout.io/checkpoint-key';
+/** Every claim the checkpoint cuts: a restore takes a checkpoint only whole. */
+export const CLAIMS_ANNOTATION = 'phased-rollout.io/checkpoint-claims';
 
 /** CheckpointTarget is what a checkpoint run snapshots: each claim of the pod it names, with its template. */
 export interface CheckpointTarget {
@@ -78,7 +80,7 @@ export function snapshotManifest(namespace: string, statefulset: string, run: Ch
         [LABEL.template]: c.template,
         [LABEL.attempt]: digest(run.key, 10),
       },
-      annotations: { [KEY_ANNOTATION]: run.key },
+      annotations: { [KEY_ANNOTATION]: run.key, [CLAIMS_ANNOTATION]: run.checkpoint.claims.map((x) => x.claim).join(',') },
     },
     spec: { volumeSnapshotClassName: run.checkpoint.className, source: { persistentVolumeClaimName: c.claim } },
   };
@@ -97,6 +99,8 @@ export interface SnapshotSeen {
   readyToUse?: boolean;
   error?: string;
   content?: string;
+  /** metadata.deletionTimestamp is set: going, so no checkpoint. */
+  deleting?: true;
 }
 
 /** ContentSeen is what the shell read of the VolumeSnapshotContent a snapshot says it is bound to. */
@@ -129,7 +133,7 @@ export function readSnapshot(o: unknown): SnapshotSeen {
   const cutMs = time(st.creationTime);
   const content = str(st.boundVolumeSnapshotContentName);
   const error = str(err.message);
-  return { ...out, ...(key ? { key } : {}), ...(claim ? { claim } : {}), ...(className ? { className } : {}), ...(createdMs !== undefined ? { createdMs } : {}), ...(cutMs !== undefined ? { cutMs } : {}), ...(st.readyToUse === true ? { readyToUse: true } : {}), ...(error ? { error } : {}), ...(content ? { content } : {}) };
+  return { ...out, ...(m.deletionTimestamp ? { deleting: true as const } : {}), ...(key ? { key } : {}), ...(claim ? { claim } : {}), ...(className ? { className } : {}), ...(createdMs !== undefined ? { createdMs } : {}), ...(cutMs !== undefined ? { cutMs } : {}), ...(st.readyToUse === true ? { readyToUse: true } : {}), ...(error ? { error } : {}), ...(content ? { content } : {}) };
 }
 
 /** readContent takes what it needs of a VolumeSnapshotContent: whom it says it belongs to. */
@@ -178,12 +182,15 @@ export function judgeCheckpoint(namespace: string, run: CheckpointRunView, seen:
     const name = snapshotName(run.key, c.claim);
     const s = seen.get(name);
     if (!s) continue;
+    if (s.deleting) return { ...base, create: [], result: 'fail', detail: `VolumeSnapshot ${namespace}/${name} is being deleted: not a checkpoint to stand on` };
     if (s.key !== run.key || s.claim !== c.claim) return { ...base, create: [], result: 'fail', detail: `VolumeSnapshot ${namespace}/${name} exists and is not this checkpoint of claim ${c.claim} (another key or claim); delete it to let the checkpoint be taken` };
     if (s.createdMs !== undefined) firstMs = Math.min(firstMs ?? s.createdMs, s.createdMs);
     if (s.error) errors.push(`${name}: ${s.error}`);
     if (s.content) {
       const bound = contents.get(s.content);
-      if (bound && (bound.refName !== name || bound.refNamespace !== namespace || (bound.refUid !== undefined && bound.refUid !== s.uid))) {
+      // The uid too: a content the snapshot controller made names its snapshot's; one without (made by
+      // hand, pre-provisioned) may hold any data.
+      if (bound && (bound.refName !== name || bound.refNamespace !== namespace || bound.refUid !== s.uid)) {
         return { ...base, create: [], result: 'fail', detail: `VolumeSnapshot ${namespace}/${name} says it is bound to VolumeSnapshotContent ${s.content}, which belongs to ${bound.refNamespace ?? '?'}/${bound.refName ?? '?'}: not this checkpoint's data` };
       }
       if (!bound) {

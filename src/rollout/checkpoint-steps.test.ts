@@ -28,20 +28,26 @@ function gated(i: PlanInput): PlanResult {
   return r.check ? plan({ ...i, memory: recordVerdict(r.memory!, { result: 'pass', detail: 'ok' }, i.nowMs) }) : r;
 }
 const key = (hook: string, pod = 'pg-2', uid = 'u2') => `prepare:pg/${hook}:${pod}/${uid}~${READY}@new@2#${T0}`;
+/** The checkpoint's key as the planner names it: what it snapshots (a digest) is part of it. */
+const CP_KEY = (() => {
+  const r = gated(input());
+  return r.hooks?.runs.at(-1)?.key ?? '';
+})();
 
 describe('a forward step with a checkpoint', () => {
   it('the gate passed: it asks for the checkpoint of the released pod, every claim template, and writes no partition', () => {
     const r = gated(input());
     expect(moves(r)).toEqual([]);
-    expect(r.hooks?.runs).toEqual([expect.objectContaining({ key: key('checkpoint'), pod: 'pg-2', checkpoint: { className: 'csi', waitFor: 'creationTime', keep: 3, claims: [{ template: 'data', claim: 'data-pg-2' }, { template: 'wal', claim: 'wal-pg-2' }] } })]);
+    expect(CP_KEY).toMatch(new RegExp(`^prepare:pg/checkpoint~[0-9a-f]{8}:pg-2/u2~${READY}@new@2#${T0}$`));
+    expect(r.hooks?.runs).toEqual([expect.objectContaining({ key: CP_KEY, pod: 'pg-2', fromRevision: 'old', checkpoint: { className: 'csi', waitFor: 'creationTime', keep: 3, claims: [{ template: 'data', claim: 'data-pg-2' }, { template: 'wal', claim: 'wal-pg-2' }] } })]);
     expect(statusOf(r)?.hookAttempt).toMatchObject({ step: 'prepare@new@2@forward', at: T0 });
   });
 
   it.each<[string, HookOutcome[], number[]]>([
-    ['not cut yet', [{ key: key('checkpoint'), result: 'running', detail: 'waiting' }], []],
-    ['cut in another attempt', [{ key: key('checkpoint').replace(`#${T0}`, `#${T0 - 1}`), result: 'pass', detail: 'cut', snapshots: ['s'] }], []],
-    ['cut for the pod before it restarted', [{ key: key('checkpoint').replace(`~${READY}`, `~${READY - 1}`), result: 'pass', detail: 'cut', snapshots: ['s'] }], []],
-    ['cut', [{ key: key('checkpoint'), result: 'pass', detail: 'cut', snapshots: ['data-pg-2-cp-1', 'wal-pg-2-cp-1'] }], [2]],
+    ['not cut yet', [{ key: CP_KEY, result: 'running', detail: 'waiting' }], []],
+    ['cut in another attempt', [{ key: CP_KEY.replace(`#${T0}`, `#${T0 - 1}`), result: 'pass', detail: 'cut', snapshots: ['s'] }], []],
+    ['cut for the pod before it restarted', [{ key: CP_KEY.replace(`~${READY}`, `~${READY - 1}`), result: 'pass', detail: 'cut', snapshots: ['s'] }], []],
+    ['cut', [{ key: CP_KEY, result: 'pass', detail: 'cut', snapshots: ['data-pg-2-cp-1', 'wal-pg-2-cp-1'] }], [2]],
   ])('%s: partition moves %j', (_, outcomes, want) => {
     const r = gated(input());
     expect(moves(plan(input({ memory: r.memory, outcomes })))).toEqual(want);
@@ -50,7 +56,7 @@ describe('a forward step with a checkpoint', () => {
   it('the step writes the checkpoint on record with its partition, beside earlier pods of this revision', () => {
     const prior = sts({ annotations: { ...ANN, [KEYS.status]: JSON.stringify({ phase: 'Checking', revision: 'new', partition: 3, replicas: 3, updated: 0, message: '', since: '', checkpoints: { 'pg-9': ['x'] } }) } });
     const r = gated(input({ s: prior }));
-    const stepped = plan(input({ s: prior, memory: r.memory, outcomes: [{ key: key('checkpoint'), result: 'pass', detail: 'cut', snapshots: ['data-pg-2-cp-1'] }] }));
+    const stepped = plan(input({ s: prior, memory: r.memory, outcomes: [{ key: CP_KEY, result: 'pass', detail: 'cut', snapshots: ['data-pg-2-cp-1'] }] }));
     expect(moves(stepped)).toEqual([2]);
     expect(statusOf(stepped)?.checkpoints).toEqual({ 'pg-9': ['x'], 'pg-2': ['data-pg-2-cp-1'] });
     expect(statusOf(stepped)?.history?.['pg/checkpoint']).toEqual([expect.objectContaining({ result: 'pass', value: 'prepare pg-2' })]);
@@ -58,10 +64,10 @@ describe('a forward step with a checkpoint', () => {
 
   it('after the prepare hooks: the hook first, the checkpoint last', () => {
     const r = gated(input({ pol: policy({ hooks: [switchover] }) }));
-    expect(r.hooks?.runs.map((x) => x.key)).toEqual([key('hook.switchover'), key('checkpoint')]);
+    expect(r.hooks?.runs.map((x) => x.key)).toEqual([key('hook.switchover'), CP_KEY]);
     const hooked = plan(input({ pol: policy({ hooks: [switchover] }), memory: r.memory, outcomes: [{ key: key('hook.switchover'), result: 'pass', detail: 'HTTP 200' }] }));
     expect(moves(hooked)).toEqual([]);
-    expect(hooked.hooks?.runs.map((x) => x.key)).toEqual([key('checkpoint')]);
+    expect(hooked.hooks?.runs.map((x) => x.key)).toEqual([CP_KEY]);
   });
 
   it.each<[HookOutcome['result'], string]>([
@@ -69,16 +75,24 @@ describe('a forward step with a checkpoint', () => {
     ['error', 'check not evaluated'],
   ])('a checkpoint that ends %s counts as a %s and the step does not go', (result, counted) => {
     const r = gated(input());
-    const after = plan(input({ memory: r.memory, outcomes: [{ key: key('checkpoint'), result, detail: 'bound to another content' }] }));
+    const after = plan(input({ memory: r.memory, outcomes: [{ key: CP_KEY, result, detail: 'bound to another content' }] }));
     expect(moves(after)).toEqual([]);
     expect(statusOf(after)?.message).toContain(counted);
     expect(after.memory?.streak).toBe(0);
     expect(after.memory?.[result === 'fail' ? 'failures' : 'errors']).toBe(1);
   });
 
-  it('claims: only the templates named', () => {
+  it('claims: only the templates named; another set of claims (a policy edit) is another run', () => {
     const r = gated(input({ pol: policy({ checkpoint: { ...CP, claims: ['wal'] } }) }));
     expect(r.hooks?.runs[0]?.checkpoint?.claims).toEqual([{ template: 'wal', claim: 'wal-pg-2' }]);
+    expect(r.hooks?.runs[0]?.key).not.toBe(CP_KEY);
+    const edited = plan(input({ pol: policy({ checkpoint: { ...CP, claims: ['wal'] } }), memory: r.memory, outcomes: [{ key: CP_KEY, result: 'pass', detail: 'cut', snapshots: ['s'] }] }));
+    expect(moves(edited)).toEqual([]);
+  });
+
+  it('the revision a checkpoint holds is the one its pod runs, not where the rollout began', () => {
+    const r = gated(input({ p: [...pods(['old', 'old']), { ...pods(['x', 'x', 'mid'])[2]! }] }));
+    expect(r.hooks?.runs[0]).toMatchObject({ pod: 'pg-2', fromRevision: 'mid' });
   });
 
   it('a template the StatefulSet lacks: the step holds and says which', () => {

@@ -246,7 +246,7 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // switchover away from it) would act on a pod that stays.
     const releasedPods = Array.from({ length: Math.max(0, next - to + 1) }, (_, k) => to + k)
       .filter((i) => byIndex.get(i)?.revision !== c.revision)
-      .map((i) => ({ name: `${sts.name}-${i + sts.ordinalsStart}`, index: i, uid: byIndex.get(i)?.uid ?? '', ...readySince(byIndex.get(i)) }));
+      .map((i) => ({ name: `${sts.name}-${i + sts.ordinalsStart}`, index: i, uid: byIndex.get(i)?.uid ?? '', ...readySince(byIndex.get(i)), ...(byIndex.get(i)?.revision ? { revision: byIndex.get(i)?.revision } : {}) }));
     const released = releasedPods.map((x) => x.name);
     // Every prepare hook of exactly these pods has succeeded, or the step waits (src/rollout/hook-steps.ts).
     const preparing = prepareStep(c, cfg, m, releasedPods, to, byIndex, passed);

@@ -9,6 +9,7 @@
 // the only record: a controller killed between the POST's answer and the status write sends it again,
 // so an HTTP hook must be idempotent — a switchover to the primary it already made is a no-op).
 import type { HookTemplate, HookWhen } from '../hooks/template.js';
+import { createHash } from 'node:crypto';
 import { claimsOf, type CheckpointTarget } from '../checkpoints/snapshots.js';
 import type { CheckpointSpec } from '../checkpoints/spec.js';
 
@@ -62,7 +63,7 @@ export interface HookStep {
    * The pods, each with its UID and Ready time when known: a run stands for that pod as it was, not a
    * later one of the same name, nor the same pod after it went down and came back (its Ready time).
    */
-  pods: readonly { name: string; index: number; uid?: string; readySinceMs?: number }[];
+  pods: readonly { name: string; index: number; uid?: string; readySinceMs?: number; /** The revision it runs now (a checkpoint labels its data with it). */ revision?: string }[];
   revision: string;
   fromRevision?: string;
   direction: HookDirection;
@@ -79,9 +80,9 @@ export interface HookStep {
 type StepPod = HookStep['pods'][number];
 
 /** runOf is one run of `hook` for one pod of a step: its key names the kind, hook, pod (UID, Ready time), revision, partition, direction and attempt. */
-function runOf(s: HookStep, hook: string, pod: StepPod, timeoutSeconds: number): HookRun {
+function runOf(s: HookStep, hook: string, pod: StepPod, timeoutSeconds: number, keyHook = hook): HookRun {
   return {
-    key: `${s.when}:${hook}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}${pod.readySinceMs !== undefined ? `~${pod.readySinceMs}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}${s.attempt !== undefined ? `#${s.attempt}` : ''}`,
+    key: `${s.when}:${keyHook}:${pod.name}${pod.uid ? `/${pod.uid}` : ''}${pod.readySinceMs !== undefined ? `~${pod.readySinceMs}` : ''}@${s.revision}@${s.partition}${s.direction === 'rollback' ? ':rollback' : ''}${s.attempt !== undefined ? `#${s.attempt}` : ''}`,
     hook,
     when: s.when,
     pod: pod.name,
@@ -114,7 +115,15 @@ export function hookRuns(hooks: readonly HookTemplate[], s: HookStep): HookRun[]
  */
 export function checkpointRuns(cp: CheckpointSpec | undefined, templates: readonly string[], s: HookStep): HookRun[] {
   if (!cp || s.when !== 'prepare' || s.direction !== 'forward') return [];
-  return s.pods.map((pod) => ({ ...runOf(s, cp.name, pod, cp.timeoutSeconds), checkpoint: { className: cp.className, waitFor: cp.waitFor, keep: cp.keep, claims: claimsOf(pod.name, templates, cp.claims) } }));
+  // What is snapshotted is part of the key: an edit of the class, the claims (or the templates) or the
+  // wait is another run, so a cut recorded under the old settings never counts for the new ones.
+  return s.pods.map((pod) => {
+    const claims = claimsOf(pod.name, templates, cp.claims);
+    const what = createHash('sha256').update(JSON.stringify([cp.className, cp.waitFor, claims.map((c) => c.claim)])).digest('hex').slice(0, 8);
+    // The data it holds is of the revision the pod runs now, which need not be where the rollout began.
+    const from = pod.revision ?? s.fromRevision;
+    return { ...runOf(s, cp.name, pod, cp.timeoutSeconds, `${cp.name}~${what}`), ...(from ? { fromRevision: from } : {}), checkpoint: { className: cp.className, waitFor: cp.waitFor, keep: cp.keep, claims } };
+  });
 }
 
 /** HookProgress: every run succeeded; or what is done so far and what is left; or the first run that did not succeed. */

@@ -44,6 +44,7 @@ Flags:
       --pod POD        restore: the member to restore
       --checkpoint S   restore: the VolumeSnapshot whose checkpoint to restore (default: the newest ready one)
       --yes            restore: do not ask
+      --again          restore: restore a checkpoint the member's claims already came from, once more
       --kubeconfig F   kubeconfig file (default: $KUBECONFIG or ~/.kube/config)
 `;
 
@@ -54,7 +55,7 @@ export type Command =
   | { verb: 'pause' | 'resume' | 'retry' | 'promote' | 'abort'; name: string; namespace?: string; kubeconfig?: string }
   | { verb: 'wait'; name: string; namespace?: string; kubeconfig?: string; output: 'table' | 'json'; timeoutMs: number; failOnPause: boolean }
   | { verb: 'dashboard'; namespace?: string; kubeconfig?: string; all: boolean; port: number }
-  | { verb: 'restore'; name: string; pod: string; checkpoint?: string; yes: boolean; timeoutMs: number; namespace?: string; kubeconfig?: string };
+  | { verb: 'restore'; name: string; pod: string; checkpoint?: string; yes: boolean; again?: boolean; timeoutMs: number; namespace?: string; kubeconfig?: string };
 
 /** parseCommand reads argv (after the program name) or throws an Error with a usage hint. */
 export function parseCommand(argv: readonly string[]): Command {
@@ -70,6 +71,7 @@ export function parseCommand(argv: readonly string[]): Command {
   let pod: string | undefined;
   let checkpoint: string | undefined;
   let yes = false;
+  let again = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] ?? '';
     const value = () => {
@@ -84,6 +86,7 @@ export function parseCommand(argv: readonly string[]): Command {
     else if (a === '-w' || a === '--watch') watch = true;
     else if (a === '--fail-on-pause') failOnPause = true;
     else if (a === '--yes' || a === '-y') yes = true;
+    else if (a === '--again') again = true;
     else if (a.startsWith('--pod')) pod = value();
     else if (a.startsWith('--checkpoint')) checkpoint = value();
     else if (a.startsWith('--port')) {
@@ -110,12 +113,12 @@ export function parseCommand(argv: readonly string[]): Command {
   const opts = { ...(namespace ? { namespace } : {}), ...(kubeconfig ? { kubeconfig } : {}) };
   if (verb === undefined) return { verb: 'help' };
   if (verb !== 'dashboard' && port !== undefined) throw new Error('--port goes with dashboard only');
-  if (verb !== 'restore' && (pod !== undefined || checkpoint !== undefined || yes)) throw new Error('--pod, --checkpoint and --yes go with restore only');
+  if (verb !== 'restore' && (pod !== undefined || checkpoint !== undefined || yes || again)) throw new Error('--pod, --checkpoint and --yes go with restore only');
   if (verb === 'restore') {
     if (!name) throw new Error('restore needs a StatefulSet name');
     if (!pod) throw new Error('restore needs --pod: the member to restore');
     if (watch || all || output !== 'table' || failOnPause) throw new Error('restore takes --pod, --checkpoint, --yes, --timeout, -n and --kubeconfig only');
-    return { verb, name, pod, yes, timeoutMs: timeoutMs ?? 10 * 60_000, ...(checkpoint ? { checkpoint } : {}), ...opts };
+    return { verb, name, pod, yes, timeoutMs: timeoutMs ?? 10 * 60_000, ...(checkpoint ? { checkpoint } : {}), ...(again ? { again } : {}), ...opts };
   }
   if (verb === 'dashboard') {
     if (name !== undefined) throw new Error(`unexpected argument ${name}`);

@@ -12,8 +12,8 @@ import { apiErrorCode } from '../src/k8s/errors.js';
 import { EventRecorder, type EventTarget } from '../src/k8s/events.js';
 import { createLogger } from '../src/runtime/logger.js';
 import { readStatus } from '../src/rollout/status.js';
-import { CHECKPOINT_LABELS, LABEL, SNAPSHOT_GROUP, SNAPSHOT_VERSION } from '../src/checkpoints/snapshots.js';
-import { checkpointsOf, chooseCheckpoint, RESTORE_ID, RESTORES_CONFIGMAP, restoreCost, restoreId, restoreStep, type Candidate, type Checkpoint, type RestoreAction, type RestoreView } from '../src/checkpoints/restore.js';
+import { CHECKPOINT_LABELS, CLAIMS_ANNOTATION, LABEL, SNAPSHOT_GROUP, SNAPSHOT_VERSION } from '../src/checkpoints/snapshots.js';
+import { checkpointsOf, chooseCheckpoint, RESTORE_ID, RESTORES_CONFIGMAP, restoreCost, restoreId, repeatRefusal, restoreRefusal, restoreStep, type Candidate, type Checkpoint, type RestoreAction, type RestoreView } from '../src/checkpoints/restore.js';
 
 export interface RestoreCommand {
   name: string;
@@ -22,6 +22,7 @@ export interface RestoreCommand {
   checkpoint?: string;
   yes: boolean;
   timeoutMs: number;
+  again?: boolean;
 }
 
 export interface RestoreClients {
@@ -55,13 +56,14 @@ async function candidates(c: RestoreClients, cmd: RestoreCommand): Promise<Candi
     claim: o.spec?.source?.persistentVolumeClaimName ?? '',
     labels: o.metadata?.labels ?? {},
     createdMs: Date.parse(o.metadata?.creationTimestamp ?? '') || 0,
-    readyToUse: o.status?.readyToUse === true,
+    readyToUse: o.status?.readyToUse === true && o.metadata?.deletionTimestamp === undefined,
+    ...(o.metadata?.annotations?.[CLAIMS_ANNOTATION] ? { cutClaims: String(o.metadata.annotations[CLAIMS_ANNOTATION]).split(',').filter(Boolean) } : {}),
     ...(o.status?.restoreSize ? { restoreSize: String(o.status.restoreSize) } : {}),
   }));
 }
 
 /** viewOf reads what restoreStep judges, for the chosen checkpoint. */
-async function viewOf(c: RestoreClients, cmd: RestoreCommand, sts: V1StatefulSet, cp: Checkpoint, fresh: string): Promise<RestoreView> {
+async function viewOf(c: RestoreClients, cmd: RestoreCommand, sts: V1StatefulSet, cp: Checkpoint, fresh: string, resuming?: boolean): Promise<RestoreView> {
   const ns = cmd.namespace;
   const start = sts.spec?.ordinals?.start ?? 0;
   const pod = await absent(c.core.readNamespacedPod({ name: cmd.pod, namespace: ns }));
@@ -72,7 +74,7 @@ async function viewOf(c: RestoreClients, cmd: RestoreCommand, sts: V1StatefulSet
     const pvc = await absent(c.core.readNamespacedPersistentVolumeClaim({ name: s.claim, namespace: ns }));
     const ds = pvc?.spec?.dataSource;
     const a = pvc?.metadata?.annotations ?? {};
-    claims[s.claim] = pvc ? { deleting: pvc.metadata?.deletionTimestamp !== undefined, ...(ds?.kind === 'VolumeSnapshot' && ds.name ? { source: ds.name } : {}), ...(a[RESTORE_ID] ? { id: a[RESTORE_ID] } : {}) } : undefined;
+    claims[s.claim] = pvc ? { deleting: pvc.metadata?.deletionTimestamp !== undefined, bound: pvc.status?.phase === 'Bound', ...(ds?.kind === 'VolumeSnapshot' && ds.name ? { source: ds.name } : {}), ...(a[RESTORE_ID] ? { id: a[RESTORE_ID] } : {}) } : undefined;
   }
   const revision = pod?.metadata?.labels?.['controller-revision-hash'];
   const ready = pod?.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True') === true;
@@ -82,6 +84,9 @@ async function viewOf(c: RestoreClients, cmd: RestoreCommand, sts: V1StatefulSet
     statefulset: cmd.name,
     ...(phase ? { phase } : {}),
     partition: sts.spec?.updateStrategy?.rollingUpdate?.partition ?? 0,
+    replicas: sts.spec?.replicas ?? 1,
+    ...(resuming !== undefined ? { resuming } : {}),
+    ...(cmd.again ? { again: true } : {}),
     ...(sts.status?.updateRevision ? { updateRevision: sts.status.updateRevision } : {}),
     ...(sts.status?.currentRevision ? { currentRevision: sts.status.currentRevision } : {}),
     templates: Object.fromEntries((sts.spec?.volumeClaimTemplates ?? []).map((t) => [t.metadata?.name ?? '', JSON.parse(JSON.stringify(t.spec ?? {})) as Record<string, unknown>])),
@@ -136,6 +141,8 @@ export async function restore(c: RestoreClients, cmd: RestoreCommand, out: (line
   const fresh = randomBytes(4).toString('hex');
   const first = await viewOf(c, cmd, sts, chosen, fresh);
   const resuming = first.id !== fresh;
+  const refused = restoreRefusal(first) ?? repeatRefusal({ ...first, resuming });
+  if (refused) return void out(`refused: ${refused}`), 1;
   const what = chosen.snapshots.map((s) => `${s.claim} from ${s.name}`).join(', ');
   out(`${resuming ? 'going on with the restore of' : 'restoring'} pod ${cmd.pod} of ${cmd.namespace}/${cmd.name}: ${what} (cut before revision ${chosen.toRevision ?? '?'}, the pod comes back on ${chosen.revision ?? '?'})`);
   out(`cost: ${restoreCost(cmd.pod, chosen)}`);
@@ -148,7 +155,7 @@ export async function restore(c: RestoreClients, cmd: RestoreCommand, out: (line
   for (;;) {
     const now = await absent(c.apps.readNamespacedStatefulSet({ name: cmd.name, namespace: cmd.namespace }));
     if (!now) return void out(`error: StatefulSet ${cmd.namespace}/${cmd.name} is gone; the mark stays (ConfigMap ${RESTORES_CONFIGMAP}) so no claim of the member is made empty`), 1;
-    const step = restoreStep(await viewOf(c, cmd, now, chosen, first.id));
+    const step = restoreStep(await viewOf(c, cmd, now, chosen, first.id, true));
     if (step.state === 'refused') return void out(`refused: ${step.reason}`), 1;
     if (step.detail !== said) out(step.detail);
     said = step.detail;

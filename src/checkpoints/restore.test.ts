@@ -1,4 +1,4 @@
-import { checkpointsOf, chooseCheckpoint, claimManifest, idKey, restoreCost, restoreId, restoreRefusal, restoreStep, type Candidate, type RestoreView } from './restore.js';
+import { checkpointsOf, chooseCheckpoint, claimManifest, idKey, quantityBytes, repeatRefusal, restoreCost, restoreId, restoreRefusal, restoreStep, type Candidate, type RestoreView } from './restore.js';
 
 const T0 = Date.parse('2026-11-28T10:00:00Z');
 const cand = (name: string, claim: string, attempt: string, o: Partial<Candidate> = {}): Candidate => ({ name, claim, labels: { 'phased-rollout.io/checkpoint-attempt': attempt, 'phased-rollout.io/from-revision': 'pg-r1', 'phased-rollout.io/to-revision': 'pg-r2', 'phased-rollout.io/claim-template': claim.split('-')[0] as string }, createdMs: T0, readyToUse: true, ...o });
@@ -8,6 +8,7 @@ const view = (o: Partial<RestoreView> = {}): RestoreView => ({
   statefulset: 'pg',
   phase: 'RolledBack',
   partition: 3,
+  replicas: 3,
   updateRevision: 'pg-r1',
   currentRevision: 'pg-r1',
   templates: { data: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, storageClassName: 'csi', dataSource: { kind: 'PersistentVolumeClaim', name: 'x' } } },
@@ -45,6 +46,8 @@ describe('restoreRefusal', () => {
     ['paused mid-rollout, the pod below the partition comes back on the current revision', { phase: 'Paused', partition: 2, updateRevision: 'pg-r2' }, undefined],
     ['a step under way', { phase: 'WaitingForPods' }, 'the rollout is WaitingForPods: pause it first (kubectl phased-rollout pause pg), or let it end'],
     ['halted on the new revision: it would come back on it', { phase: 'Failed', partition: 1, updateRevision: 'pg-r2' }, 'pod pg-1 would come back on revision pg-r2, not pg-r1 it ran when the checkpoint was cut: roll the StatefulSet back to pg-r1 first (kubectl phased-rollout abort pg, or apply that template)'],
+    ['a pod beyond the replicas', { pod: { name: 'pg-3', index: 3 } }, 'pod pg-3 is not a member of pg now (replicas 3)'],
+    ['a claim of a template the StatefulSet no longer has (made again with others): never deleted', { templates: { logs: {} } }, "claim data-pg-1 of the checkpoint is not a claim of pg's templates for pod pg-1 (logs)"],
     ['no from-revision on record', { checkpoint: { ...CP, revision: undefined } as unknown as RestoreView['checkpoint'] }, 'the checkpoint does not say which revision the member ran when it was cut (no phased-rollout.io/from-revision label)'],
   ])('%s', (_, o, want) => expect(restoreRefusal(view(o))).toBe(want));
 });
@@ -72,10 +75,10 @@ describe('restoreStep: the sequence, from whatever state it finds', () => {
     ['not ready yet', { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: false }],
     ['on another revision', { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r2', ready: true }],
   ])('4. waits while the pod is %s', (_, pod) => {
-    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1' } }, pod }))).toMatchObject({ state: 'waiting' });
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1', bound: true } }, pod }))).toMatchObject({ state: 'waiting' });
   });
   it('4. done once the pod runs Ready on the revision over its restored claim: the mark goes', () => {
-    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1' } }, pod: { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: true } }))).toEqual({ state: 'done', detail: 'pod pg-1 runs revision pg-r1 on claim(s) data-pg-1 from data-pg-1-cp-a', actions: [{ type: 'unmark', keys: ['data-pg-1', 'data-pg-1.restore-id'] }] });
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1', bound: true } }, pod: { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: true } }))).toEqual({ state: 'done', detail: 'pod pg-1 runs revision pg-r1 on claim(s) data-pg-1 from data-pg-1-cp-a', actions: [{ type: 'unmark', keys: ['data-pg-1', 'data-pg-1.restore-id'] }] });
   });
   it('refused: nothing is done', () => expect(restoreStep(view({ phase: 'Checking' }))).toMatchObject({ state: 'refused' }));
 });
@@ -89,4 +92,26 @@ describe('restoreId and what a restore costs', () => {
   });
   it('the cost names the member and the cut', () => expect(restoreCost('pg-1', CP)).toBe('every write pod pg-1 took after its checkpoint (2026-11-28T10:00:00.000Z) is gone from that member: a replicated database catches the member up from its peers; a single member loses those writes'));
   it('a template without a spec still makes a claim', () => expect(claimManifest(view({ templates: {} }), 'data', 'data-pg-1', 's')).toMatchObject({ spec: { dataSource: { name: 's' } } }));
+});
+
+describe('the review\'s cases', () => {
+  it('a checkpoint cut halfway (one of its claims only) is never chosen', () => {
+    const half = checkpointsOf([cand('d', 'data-pg-1', 'a', { cutClaims: ['data-pg-1', 'wal-pg-1'] })]);
+    expect(chooseCheckpoint(half, [])).toEqual({ problem: 'no checkpoint of this member has every claim ready to use' });
+  });
+  it('waits for the restored claim to be bound before it is done', () => {
+    expect(restoreStep(view({ marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1', bound: false } }, pod: { name: 'pg-1', index: 1, uid: 'u2', revision: 'pg-r1', ready: true } }))).toMatchObject({ state: 'waiting', detail: 'waiting for claim(s) data-pg-1 to be bound to a volume made from the snapshot' });
+  });
+  it('a claim asks for at least the snapshot\'s size', () => {
+    expect(claimManifest(view(), 'data', 'data-pg-1', 's', '2Gi')).toMatchObject({ spec: { resources: { requests: { storage: '2Gi' } } } });
+    expect(claimManifest(view(), 'data', 'data-pg-1', 's', '512Mi')).toMatchObject({ spec: { resources: { requests: { storage: '1Gi' } } } });
+    expect([quantityBytes('1Gi'), quantityBytes('500M'), Number.isNaN(quantityBytes('lots'))]).toEqual([2 ** 30, 5e8, true]);
+  });
+  it('a new restore of the checkpoint the claims already came from takes --again; one under way goes on', () => {
+    const restored = view({ claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id0', bound: true } } });
+    expect(repeatRefusal(restored)).toContain('already came from this checkpoint');
+    expect(repeatRefusal({ ...restored, again: true })).toBeUndefined();
+    expect(repeatRefusal({ ...restored, resuming: true })).toBeUndefined();
+    expect(repeatRefusal(view())).toBeUndefined();
+  });
 });

@@ -8,7 +8,7 @@
 // snapshot) comes first; while it stands, the chart's ValidatingAdmissionPolicy refuses every creation
 // of a marked claim that does not come from its snapshot, whoever asks. So only the restored claim can
 // ever be created, and the mark goes only once the member runs Ready on it.
-import { LABEL } from './snapshots.js';
+import { CLAIMS_ANNOTATION, LABEL } from './snapshots.js';
 
 export const RESTORES_CONFIGMAP = 'phased-rollout-restores';
 /** On a restored claim: the VolumeSnapshot it came from, and the restore that made it. */
@@ -37,6 +37,8 @@ export interface Candidate {
   createdMs: number;
   readyToUse: boolean;
   restoreSize?: string;
+  /** Every claim its checkpoint cut (the snapshot's phased-rollout.io/checkpoint-claims). */
+  cutClaims?: string[];
 }
 
 /** Checkpoint is one attempt's snapshots of a member: every claim it cut, and the revision the member ran then. */
@@ -73,7 +75,9 @@ export function checkpointsOf(candidates: readonly Candidate[]): Checkpoint[] {
  * there is none.
  */
 export function chooseCheckpoint(all: readonly Checkpoint[], claims: readonly string[], named?: string): Checkpoint | { problem: string } {
-  const complete = (c: Checkpoint) => claims.every((claim) => c.snapshots.some((s) => s.claim === claim));
+  // Whole: every claim asked for, and every claim the checkpoint itself set out to cut (an attempt that
+  // failed halfway leaves some snapshots only, which must never be restored beside newer claims).
+  const complete = (c: Checkpoint) => [...claims, ...c.snapshots.flatMap((s) => s.cutClaims ?? [])].every((claim) => c.snapshots.some((s) => s.claim === claim));
   if (named) {
     const c = all.find((x) => x.snapshots.some((s) => s.name === named));
     if (!c) return { problem: `no checkpoint of this member holds VolumeSnapshot ${named}` };
@@ -98,10 +102,15 @@ export interface RestoreView {
   /** The claim templates' specs by name, and the StatefulSet's selector labels (the StatefulSet controller labels claims with them). */
   templates: Record<string, Record<string, unknown>>;
   selectorLabels: Record<string, string>;
+  replicas: number;
   pod: { name: string; index: number; uid?: string; revision?: string; ready?: boolean; deleting?: boolean };
+  /** Set when this run found the restore under way (its mark), not a new one (repeatRefusal). */
+  resuming?: boolean;
+  /** --again: restore a checkpoint the claims already came from (repeatRefusal). */
+  again?: boolean;
   checkpoint: Checkpoint;
   /** Each of the member's claims: undefined when absent; `source` is the VolumeSnapshot a claim came from, `id` the restore that made it. */
-  claims: Record<string, { deleting: boolean; source?: string; id?: string } | undefined>;
+  claims: Record<string, { deleting: boolean; source?: string; id?: string; bound?: boolean } | undefined>;
   /** The mark: the restores ConfigMap's data (claim → snapshot, idKey(claim) → restore id). */
   marks: Record<string, string>;
   /** This restore's id (restoreId). */
@@ -129,6 +138,14 @@ const SETTLED = new Set(['Completed', 'RolledBack', 'Failed', 'Paused', 'Idle', 
  */
 export function restoreRefusal(v: RestoreView): string | undefined {
   const r = v.checkpoint.revision;
+  if (v.pod.index < 0 || v.pod.index >= v.replicas) return `pod ${v.pod.name} is not a member of ${v.statefulset} now (replicas ${v.replicas})`;
+  // Only the member's own claims, of the StatefulSet's templates now: a checkpoint outlives its
+  // StatefulSet, and one made again with other templates must not have an orphan claim deleted.
+  const foreign = v.checkpoint.snapshots.find((s) => {
+    const t = s.labels[LABEL.template] ?? '';
+    return !(t in v.templates) || s.claim !== `${t}-${v.pod.name}`;
+  });
+  if (foreign) return `claim ${foreign.claim} of the checkpoint is not a claim of ${v.statefulset}'s templates for pod ${v.pod.name} (${Object.keys(v.templates).join(', ') || 'none'})`;
   if (!r) return 'the checkpoint does not say which revision the member ran when it was cut (no phased-rollout.io/from-revision label)';
   if (v.phase !== undefined && !SETTLED.has(v.phase)) return `the rollout is ${v.phase}: pause it first (kubectl phased-rollout pause ${v.statefulset}), or let it end`;
   const comesBackOn = v.pod.index >= v.partition ? v.updateRevision : v.currentRevision;
@@ -138,9 +155,25 @@ export function restoreRefusal(v: RestoreView): string | undefined {
   return undefined;
 }
 
+/**
+ * repeatRefusal: a new restore (no mark of it) of the checkpoint the member's claims already came from.
+ * Most often the same command run again after the first one finished but was cut off before it said
+ * so: restoring again would throw away what the member wrote since, so it takes --again.
+ */
+export function repeatRefusal(v: RestoreView): string | undefined {
+  if (v.resuming || v.again || !v.checkpoint.snapshots.every((s) => v.claims[s.claim]?.source === s.name)) return undefined;
+  return `pod ${v.pod.name}'s claims already came from this checkpoint (an earlier restore): --again restores it once more, losing what the member wrote since`;
+}
+
 /** claimManifest is the member's claim as the StatefulSet controller would make it, from its snapshot. */
-export function claimManifest(v: RestoreView, template: string, claim: string, snapshot: string): Record<string, unknown> {
+export function claimManifest(v: RestoreView, template: string, claim: string, snapshot: string, restoreSize?: string): Record<string, unknown> {
   const { dataSource: _a, dataSourceRef: _b, ...spec } = v.templates[template] ?? {};
+  // At least the snapshot's size: a claim grown since the template was written restores only into as much.
+  if (restoreSize) {
+    const res = (spec.resources ?? {}) as { requests?: Record<string, string> };
+    const asked = res.requests?.storage;
+    if (!asked || quantityBytes(restoreSize) > quantityBytes(asked)) spec.resources = { ...res, requests: { ...(res.requests ?? {}), storage: restoreSize } };
+  }
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
@@ -172,9 +205,11 @@ export function restoreStep(v: RestoreView): RestoreStep {
   }
   const missing = wanted.filter((s) => v.claims[s.claim] === undefined);
   if (missing.length > 0) {
-    const actions: RestoreAction[] = missing.map((s) => ({ type: 'createClaim', manifest: claimManifest(v, s.labels[LABEL.template] ?? '', s.claim, s.name) }));
+    const actions: RestoreAction[] = missing.map((s) => ({ type: 'createClaim', manifest: claimManifest(v, s.labels[LABEL.template] ?? '', s.claim, s.name, s.restoreSize) }));
     return { state: 'acting', detail: `creating claim(s) ${missing.map((s) => `${s.claim} from ${s.name}`).join(', ')}`, actions };
   }
+  const unbound = wanted.filter((s) => v.claims[s.claim]?.bound !== true);
+  if (unbound.length > 0) return { state: 'waiting', detail: `waiting for claim(s) ${unbound.map((s) => s.claim).join(', ')} to be bound to a volume made from the snapshot`, actions: [] };
   if (!v.pod.uid || v.pod.deleting || v.pod.revision !== v.checkpoint.revision || !v.pod.ready) {
     return { state: 'waiting', detail: `waiting for pod ${v.pod.name} to run Ready on revision ${v.checkpoint.revision} over the restored claim(s)`, actions: [] };
   }
@@ -185,4 +220,12 @@ export function restoreStep(v: RestoreView): RestoreStep {
 export function restoreCost(pod: string, c: Checkpoint): string {
   const at = new Date(c.createdMs).toISOString();
   return `every write pod ${pod} took after its checkpoint (${at}) is gone from that member: a replicated database catches the member up from its peers; a single member loses those writes`;
+}
+
+/** quantityBytes reads a storage quantity (1Gi, 500M, 1073741824); NaN when it is none. */
+export function quantityBytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$/.exec(q.trim());
+  if (!m) return NaN;
+  const unit: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15 };
+  return Number(m[1]) * (m[2] ? (unit[m[2]] as number) : 1);
 }

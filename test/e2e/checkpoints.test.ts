@@ -27,7 +27,7 @@ beforeAll(async () => {
   if (skipped) return;
   await csiReady();
   ns = await createNamespace('e2e-checkpoints');
-}, 900_000);
+}, 1_560_000); // csiReady's own bound (25 min): a cold build of the CSI parts took 9 to 13 min here
 afterAll(async () => {
   if (ns) await deleteNamespace(ns);
 });

@@ -4,15 +4,7 @@
 // planner, that a member a rollout replaced had each of its claims snapshotted in this attempt, and cut,
 // before its pod was deleted (docs/checkpoints.md).
 
-/** The audit fields read here (a subset of safety-checker.ts's AuditEvent). */
-interface Audited {
-  verb: string;
-  objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
-  requestObject?: unknown;
-  stageTimestamp: string;
-}
-
-type Obj = Record<string, any>;
+import type { Audited, Obj } from './safety-hooks.js';
 
 /** Cut is one VolumeSnapshot: its claim, its creation and its cut. */
 export interface Cut {

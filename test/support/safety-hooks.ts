@@ -6,15 +6,15 @@
 //    a Job for that pod and hook created after the attempt began and done before the pod was deleted
 //    (passed, for a forward step; ended either way, for a revert, which never stops on a failure).
 
-/** The audit fields read here (a subset of safety-checker.ts's AuditEvent). */
-interface Audited {
+/** The audit fields read here and in safety-checkpoints.ts (a subset of safety-checker.ts's AuditEvent). */
+export interface Audited {
   verb: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   requestObject?: unknown;
   stageTimestamp: string;
 }
 
-type Obj = Record<string, any>;
+export type Obj = Record<string, any>;
 
 /** HookJob is one hook Job: whose, for what, created when, and how it ended. */
 export interface HookJob {

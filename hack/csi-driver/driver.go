@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,7 @@ func newDriver(name, node, dir string) (*driver, error) {
 	return &driver{name: name, node: node, dir: dir}, nil
 }
 
+// idOf derives an ID from a CSI name: a retried call with the same name finds the same files.
 func idOf(prefix, name string) string {
 	h := sha256.Sum256([]byte(name))
 	return prefix + hex.EncodeToString(h[:8])
@@ -122,6 +124,14 @@ func (d *driver) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (
 	bytes := req.GetCapacityRange().GetRequiredBytes()
 	if bytes < minBytes {
 		bytes = minBytes
+	}
+	if err := mountOnly(req.GetVolumeCapabilities()); err != nil {
+		return nil, err
+	}
+	// A clone (a volume as the source) is not offered (no CLONE_VOLUME capability): refuse it rather
+	// than hand back an empty volume.
+	if req.GetVolumeContentSource().GetVolume() != nil {
+		return nil, status.Error(codes.InvalidArgument, "cloning a volume is not supported")
 	}
 	src := req.GetVolumeContentSource().GetSnapshot().GetSnapshotId()
 	id := idOf("vol-", req.GetName())
@@ -203,7 +213,20 @@ func (d *driver) ValidateVolumeCapabilities(_ context.Context, req *csi.Validate
 	if err != nil || r == nil {
 		return nil, status.Errorf(codes.NotFound, "volume %s not found", req.GetVolumeId())
 	}
+	if err := mountOnly(req.GetVolumeCapabilities()); err != nil {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
+	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{VolumeCapabilities: req.GetVolumeCapabilities()}}, nil
+}
+
+// mountOnly refuses raw block access: a volume is a filesystem in an image, published by a loop mount.
+func mountOnly(caps []*csi.VolumeCapability) error {
+	for _, c := range caps {
+		if c.GetBlock() != nil {
+			return status.Error(codes.InvalidArgument, "only filesystem volumes (volumeMode: Filesystem) are supported")
+		}
+	}
+	return nil
 }
 
 // CreateSnapshot copies the volume's image while its filesystem is frozen: the cut is the freeze.
@@ -229,7 +252,10 @@ func (d *driver) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReques
 	var frozen []string
 	defer func() {
 		for _, t := range frozen {
-			_ = run("fsfreeze", "-u", t)
+			// Always thaw: a filesystem left frozen blocks every write of the pod that uses it.
+			if err := run("fsfreeze", "-u", t); err != nil {
+				log.Printf("thaw %s: %v", t, err)
+			}
 		}
 	}()
 	// One mount is enough to freeze the filesystem (a volume published twice is the same filesystem).

@@ -22,6 +22,7 @@ import { CONTROLLER, e2eEnv, kubectl as kubectlIn, ROOT, sleep, waitFor } from '
 import { OwnController } from './own-controller.js';
 import { rssMb } from './proc.js';
 import { metricValues, svgPlot, verdict, type Mark, type Sample } from './soak-stats.js';
+import { seeded } from '../test/support/seeded.js';
 
 const { values } = parseArgs({
   options: {
@@ -49,17 +50,8 @@ const names = Array.from({ length: N }, (_, i) => `soak-${i}`);
 const IMAGES = ['registry.example/app:blue', 'registry.example/app:green'];
 const TERMINAL = new Set(['Completed', 'Failed', 'RolledBack']);
 
-/** random: a seeded generator (mulberry32), so a run's gate failures can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** random: a seeded generator, so a run's gate failures can be replayed. */
+const random = seeded;
 const rand = random(SEED);
 
 /** kubectlAsync runs kubectl without blocking the loops; failures (the API server restarting) are counted. */

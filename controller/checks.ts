@@ -13,6 +13,7 @@ import { judgeComparison } from '../src/analysis/compare.js';
 import { combineVerdicts, type NamedVerdict } from '../src/rollout/gates.js';
 import type { CheckRequest, Memory, Verdict } from '../src/rollout/types.js';
 import { runJobGates } from './jobs.js';
+import { runAnalysisGates } from './argo.js';
 import type { ReconcileDeps } from './deps.js';
 
 /**
@@ -21,7 +22,7 @@ import type { ReconcileDeps } from './deps.js';
  * `waiting`: an enforced Job gate's Job is still running (or waits its turn), so there is no check to
  * count yet: neither a pass nor a reset. Job gates go first, so nothing else is asked meanwhile.
  */
-export async function runChecks(d: ReconcileDeps, writeOptions: () => ConfigurationOptions, t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[] | { waiting: string[] }> {
+export async function runChecks(d: ReconcileDeps, writeOptions: () => ConfigurationOptions, t: EventTarget, req: CheckRequest, before: Memory): Promise<NamedVerdict[] | { waiting: string[]; problem?: string }> {
   const labels = { namespace: t.namespace, statefulset: t.name };
   const dryRun = new Set(req.dryRun ?? []);
   let fromJobs: NamedVerdict[] = [];
@@ -32,6 +33,13 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
       if (waiting.length > 0) return { waiting };
       fromJobs = jobs.results;
     } else fromJobs = req.jobs.map((j) => ({ name: j.name, verdict: { result: 'error', detail: 'this controller runs no Job gates (no batch/v1 client)' } }));
+  }
+  // Argo analysis runs (gate policies' spec.analysis): like a Job, a run measures until it ends.
+  let fromAnalysis: NamedVerdict[] = [];
+  if (req.analysis && req.analysis.length > 0) {
+    const a = await runAnalysisGates(d, writeOptions, t, req, req.analysis, dryRun);
+    if ('waiting' in a) return a;
+    fromAnalysis = a;
   }
   let results: NamedVerdict[];
   const end = d.metrics.checkDuration.startTimer(labels);
@@ -76,18 +84,18 @@ export async function runChecks(d: ReconcileDeps, writeOptions: () => Configurat
           return { name: g.name, verdict };
         });
     const [fromPrometheus, fromHttp, fromCompare] = await Promise.all([Promise.all(queries), Promise.all(calls), Promise.all(comparisons)]);
-    results = [...fromPrometheus, ...fromCompare, ...fromHttp, ...fromJobs];
+    results = [...fromPrometheus, ...fromCompare, ...fromHttp, ...fromJobs, ...fromAnalysis];
     // Named for what could not be evaluated: Prometheus, or only an HTTP or Job gate.
     if (![...fromPrometheus, ...fromCompare].some((r) => r.verdict.result === 'error' && !dryRun.has(r.name))) errorReason = 'GateError';
   } catch (err) {
     if (!(err instanceof CredentialsError)) throw err;
     // Every gate is unevaluated for the same reason.
     const names = [...req.gates, ...(req.compare ?? []), ...(req.http ?? [])].map((g) => g.name);
-    results = [...names.map((name) => ({ name, verdict: { result: 'error' as const, detail: err.message } })), ...fromJobs];
+    results = [...names.map((name) => ({ name, verdict: { result: 'error' as const, detail: err.message } })), ...fromJobs, ...fromAnalysis];
   }
   end();
   for (const r of results) if (dryRun.has(r.name)) r.dryRun = true;
-  const verdict = combineVerdicts(results.filter((r) => !r.dryRun));
+  const verdict = combineVerdicts(results.filter((r) => !r.dryRun && !r.partOf));
   d.metrics.checks.inc({ ...labels, result: verdict.result });
   for (const r of results) d.metrics.gateResults.inc({ ...labels, gate: r.name, result: r.verdict.result, dry_run: r.dryRun ? 'true' : 'false' });
   if (verdict.result === 'fail') await d.events.emit(t, 'Warning', 'CheckFailed', `gate failed: ${verdict.detail}`, writeOptions());

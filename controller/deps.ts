@@ -14,6 +14,7 @@ import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import type { FairSlots } from '../src/runtime/fair-slots.js';
 import type { PolicyInformers } from './policies.js';
+import type { AnalysisRuns } from './argo.js';
 
 /** ReconcileDeps are the collaborators of a reconcile; the clock and the gate query are injectable. */
 export interface ReconcileDeps {
@@ -29,6 +30,8 @@ export interface ReconcileDeps {
   batch?: BatchV1Api;
   /** VolumeSnapshots of checkpoints (controller/checkpoints.ts); absent: a checkpoint is an error. */
   objects?: CustomObjectsApi;
+  /** This process's Argo analysis runs (gate policies' spec.analysis); absent: an analysis gate is an error. */
+  analysisRuns?: AnalysisRuns;
   events: EventRecorder;
   metrics: ControllerMetrics;
   log: Logger;
@@ -44,8 +47,12 @@ export interface ReconcileDeps {
   fence?: Fence;
   now?: () => number;
   query?: (q: GateQuery) => Promise<Verdict>;
+  /** An Argo analysis metric's instant query: Prometheus's data, or why there is none; queryData when absent. */
+  queryData?: (q: GateQuery) => Promise<{ data: { resultType: string; result: unknown } } | { error: string }>;
   /** A comparison gate's query for one revision: its sample values, or the error; querySamples when absent. */
   samples?: (q: GateQuery) => Promise<number[] | Verdict>;
+  /** An Argo web metric's request; boundedGet when absent. */
+  webRequest?: typeof import('../src/net/bounded-get.js').boundedGet;
   /** The HTTP gate call (phased-rollout.io/http.<name>); httpGate when absent. */
   http?: (g: HttpGateCall) => Promise<Verdict>;
   /** Upper bound of one HTTP gate request. */

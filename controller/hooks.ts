@@ -14,12 +14,16 @@ import type { Logger } from '../src/runtime/logger.js';
 import type { ControllerMetrics } from '../src/runtime/metrics.js';
 import { runJobGates } from './jobs.js';
 import { takeCheckpoint } from './checkpoints.js';
-import type { CustomObjectsApi } from '@kubernetes/client-node';
+import { releaseMember } from './restores.js';
+import type { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 
 export interface HookDeps {
   batch?: BatchV1Api;
   /** VolumeSnapshots (checkpoints: controller/checkpoints.ts); absent: a checkpoint is an error. */
   objects?: CustomObjectsApi;
+  /** Claims, pods and the StatefulSet a restore on rollback reads and writes (controller/restores.ts). */
+  apps?: AppsV1Api;
+  core?: CoreV1Api;
   events: EventRecorder;
   metrics: ControllerMetrics;
   log: Logger;
@@ -89,6 +93,8 @@ export async function runHooks(d: HookDeps, t: EventTarget, req: HookRequest, no
   const log = d.log.child({ namespace: t.namespace, name: t.name, hook: run.hook, pod: run.pod });
   // A checkpoint tells its own Events and metrics (CheckpointTaken, CheckpointFailed).
   if (run.checkpoint) return [await takeCheckpoint({ ...d, log, read: () => withDeadline(d.requestTimeoutMs ?? 10_000) }, t, { ...run, checkpoint: run.checkpoint }, nowMs)];
+  // So does a restore on rollback (RestoreStarted, RestoreSkipped from the planner).
+  if (run.restore) return [await releaseMember({ ...d, log, read: () => withDeadline(d.requestTimeoutMs ?? 10_000) }, t, { ...run, restore: run.restore })];
   let outcome: HookOutcome;
   if (run.template) {
     if (!d.batch) outcome = { key: run.key, result: 'error', detail: 'this controller runs no Jobs (no batch/v1 client)' };

@@ -16,6 +16,7 @@ import { createOpsServer, Readiness } from '../src/runtime/ops-server.js';
 import { WorkQueue } from '../src/runtime/queue.js';
 import { FairSlots } from '../src/runtime/fair-slots.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
+import { AnalysisRuns } from './argo.js';
 import { controllerSchema } from './config.js';
 import { notifications, notifyConfigProblems } from './notify.js';
 import { groupPeers, isOptedInObject, Reconciler } from './reconcile.js';
@@ -205,6 +206,7 @@ async function main(): Promise<void> {
     core,
     batch: makeApiClient(kc, BatchV1Api, agent, metrics.kubeRequests),
     objects,
+    analysisRuns: new AnalysisRuns(),
     events: new EventRecorder(core, log, identity),
     metrics,
     log,

@@ -21,6 +21,8 @@ import { policiesOf } from './policies.js';
 import type { SelectedPolicy } from '../src/policies/scope.js';
 import { runChecks } from './checks.js';
 import { runHooks } from './hooks.js';
+import { finishRestores } from './restores.js';
+import { withDeadline } from '../src/k8s/deadline.js';
 import { Writer } from './writes.js';
 import type { ReconcileDeps } from './deps.js';
 export type { ReconcileDeps } from './deps.js';
@@ -36,6 +38,8 @@ const STOP_WAIT_MS = 1000;
 
 /** How often a check whose Job gate's Job still runs looks again. */
 const JOB_POLL_MS = 2000;
+/** How often a rollback with restores under way looks again (a claim bound to its copy is no watch event here). */
+const RESTORE_POLL_MS = 1000;
 
 /** Slots when none are given (tests): the flags' defaults. */
 const DEFAULT_SLOTS = { total: 32, perTenant: 4 };
@@ -73,6 +77,8 @@ export class Reconciler {
   // Read-your-writes: the object returned by our last patch, used while the informer has not caught up,
   // so a stale cache never makes us repeat a step or an Event.
   private readonly written = new Map<string, V1StatefulSet>();
+  /** StatefulSets whose rollback's restores were found finished (no mark of theirs left): not read again while RolledBack. */
+  private readonly restoresDone = new Set<string>();
   private readonly views = new WeakMap<V1Pod, { owner: string; start: number; view: PodView | undefined }>();
   // The decisions of one rollout group (fresh snapshot -> plan -> writes) run one at a time, and each
   // reads the others' last writes (read-your-writes), so two members can never both step on views that
@@ -81,7 +87,7 @@ export class Reconciler {
   // The writes of a plan's actions (controller/writes.ts), recording ours in `written`.
   private readonly writer: Writer;
   // Checks and hooks in the background, under the same slots (controller/background.ts).
-  private readonly checks: Background<NamedVerdict[] | { waiting: string[] }>;
+  private readonly checks: Background<NamedVerdict[] | { waiting: string[]; problem?: string }>;
   private readonly hooks: Background<HookOutcome[]>;
 
   constructor(private readonly d: ReconcileDeps) {
@@ -189,6 +195,8 @@ export class Reconciler {
 
     let memory = this.memory.get(key);
     const first = this.planFor(snap, now(), memory);
+    // A rollback that restores members: carry on what its runs began (controller/restores.ts).
+    const restoring = first.restores ? await this.carryRestores(key, target, first.phase, log) : false;
     // Checks and hooks run in the background (controller/background.ts): this reconcile takes a result
     // that is ready for exactly this state, or starts the work and goes on with what it has.
     let checked = false;
@@ -198,6 +206,8 @@ export class Reconciler {
     // A state that asks for no check (paused, a pod down, a hold) drops the one under way: its verdict
     // would be taken after the state came back, measured while it was away (as the check it replaced).
     if (!first.check) this.checks.forget(key);
+    // An analysis run belongs to a step being checked: any other state (a hold, a pause, the end) lets it go.
+    if (!first.check && first.phase !== 'Checking') this.d.analysisRuns?.forget(namespace, name);
     if (!first.hooks) this.hooks.forget(key);
     if (first.check && first.memory) {
       const before = first.memory;
@@ -213,8 +223,13 @@ export class Reconciler {
         return this.d.resyncMs;
       }
       if ('waiting' in got.value) {
-        // A Job gate's Job runs: the step's memory as it is, and a look again soon (its end is no watch event here).
-        memory = before;
+        // A Job gate's Job runs (or an analysis run measures): the step's memory as it is, and a look again
+        // soon (its end is no watch event here). An analysis run that cannot be made is remembered for the
+        // plan to show as Invalid; one made again clears it.
+        const { analysisProblem: _, ...rest } = before;
+        memory = got.value.problem ? { ...before, analysisProblem: got.value.problem } : rest;
+        // A problem that began or ended changes the plan (Invalid, or Checking again): made again with it.
+        if (memory.analysisProblem !== before.analysisProblem) verdict = true;
         waitMs = JOB_POLL_MS;
         log.debug({ waiting: got.value.waiting, step: before.step }, 'waiting for check Jobs');
       } else {
@@ -251,7 +266,17 @@ export class Reconciler {
     // Otherwise the first plan stands unless a result came in (nothing was awaited since the snapshot).
     const replan = verdict || outcomes !== undefined;
     const next = snap.groupKey ? await this.groups.run(snap.groupKey, () => this.decide(key, snap, memory, checked, target, log, undefined, outcomes)) : await this.decide(key, snap, memory, checked, target, log, replan ? undefined : first, outcomes);
+    if (restoring) waitMs = Math.min(waitMs ?? RESTORE_POLL_MS, RESTORE_POLL_MS);
     return waitMs !== undefined && next !== undefined ? Math.min(next, waitMs) : next;
+  }
+
+  /** carryRestores: the restores of a rollback, while it reverts and once more after; true while one is left. */
+  private async carryRestores(key: string, target: EventTarget, phase: PlanResult['phase'], log: Logger): Promise<boolean> {
+    if (phase !== 'RollingBack' && this.restoresDone.has(key)) return false;
+    const left = await finishRestores({ ...this.d, log, read: () => withDeadline(this.d.requestTimeoutMs ?? 10_000), write: () => this.writer.writeOptions() }, target);
+    if (left) this.restoresDone.delete(key);
+    else this.restoresDone.add(key);
+    return left;
   }
 
   /**
@@ -343,8 +368,10 @@ export class Reconciler {
     this.trustOf.delete(key);
     this.checks.forget(key);
     this.hooks.forget(key);
+    this.d.analysisRuns?.forget(namespace, name);
     this.memory.delete(key);
     this.written.delete(key);
+    this.restoresDone.delete(key);
     this.forgetMetrics(namespace, name);
   }
 

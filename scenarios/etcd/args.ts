@@ -4,13 +4,17 @@ import { readCommon } from '../common/args.js';
 import type { System } from './manifest.js';
 import { SCENARIOS, type ScenarioName } from './scenarios.js';
 
-/** SYSTEMS are the systems each scenario runs with (controller-kill needs a controller of ours; the demo is ours). */
+/**
+ * SYSTEMS are the systems each scenario runs with (controller-kill needs a controller of ours; the demo is
+ * ours; damaged-release compares ours with and without its checkpoint policy, and plain).
+ */
 export const SYSTEMS: Record<ScenarioName, System[]> = {
   upgrade: ['ours', 'plain', 'grafana', 'kruise'],
   'bad-release': ['ours', 'plain', 'grafana', 'kruise'],
   zones: ['ours', 'plain', 'grafana'],
   'controller-kill': ['ours', 'plain'],
   demo: ['ours'],
+  'damaged-release': ['ours', 'ours-no-checkpoint', 'plain'],
 };
 
 /** Args is a checked command line. */
@@ -24,7 +28,7 @@ export interface Args {
 }
 
 /** USAGE is printed with every refusal. */
-export const USAGE = `usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|plain|grafana|kruise] [--rate 1..500] [--keep] [--quiet]
+export const USAGE = `usage: npm run scenario:etcd -- <${SCENARIOS.join('|')}> [--system ours|ours-no-checkpoint|plain|grafana|kruise] [--rate 1..500] [--keep] [--quiet]
   systems: ${Object.entries(SYSTEMS).map(([n, s]) => `${n}: ${s.join(', ')}`).join('; ')}`;
 
 /** readArgs checks a command line: the arguments, or why they are refused (one line, then USAGE). */

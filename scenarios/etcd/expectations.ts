@@ -16,6 +16,8 @@ export interface Seen {
   violations: string[];
   /** Partition steps the safety checker found gated (none read from the audit log would fail every scenario). */
   gatedSteps: number;
+  /** Members that follow a leader and serve once the rollout settled (damaged-release). */
+  healthy?: number;
 }
 
 /** unmet lists the expectations of a scenario that a run of ours did not meet (empty: all met). */
@@ -40,6 +42,14 @@ export function unmet(scenario: string, s: Seen): string[] {
       want(d('max_on_new') <= 1, `${d('max_on_new')} members on the bad release at once (want at most 1)`);
       want(s.onNew === 0, `${s.onNew} members still on the bad release (want 0: rolled back)`);
       want(s.unavailableS <= ELECTION_S, `no write acknowledged for ${s.unavailableS.toFixed(1)} s (want the quorum of two to serve throughout)`);
+      break;
+    case 'damaged-release':
+      // One step, as for the bad release; then the rollback gives the damaged member its checkpoint back.
+      steps(1);
+      want(d('max_on_new') <= 1, `${d('max_on_new')} members on the damaging release at once (want at most 1)`);
+      want(s.onNew === 0, `${s.onNew} members still on the damaging release (want 0: rolled back)`);
+      want(s.unavailableS <= ELECTION_S, `no write acknowledged for ${s.unavailableS.toFixed(1)} s (want the quorum of two to serve throughout)`);
+      want(s.healthy === s.members, `${s.healthy ?? '?'}/${s.members} members follow a leader and serve once settled (want all: the damaged member restored from its checkpoint)`);
       break;
     case 'zones':
       want(s.onNew === s.members, `${s.onNew}/${s.members} members on the new release (want all)`);

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo> [--system ours|plain|grafana|kruise] [--rate N] [--keep]
+// npm run scenario:etcd -- <upgrade|bad-release|zones|controller-kill|demo|damaged-release> [--system ours|ours-no-checkpoint|plain|grafana|kruise] [--rate N] [--keep]
 // A real 3-member etcd cluster on the test environment's real node, rolled under a steady write load, by
 // phased-rollout (ours), by the StatefulSet controller alone (plain), by grafana/rollout-operator built
 // from its source snapshot (grafana; upgrade, bad-release and zones), or by OpenKruise Rollouts built
-// from the Go module proxy (kruise; upgrade and bad-release: it has no zones). hack/scenario-etcd.sh brings the
+// from the Go module proxy (kruise; upgrade and bad-release: it has no zones); damaged-release also by ours
+// without its checkpoint policy (ours-no-checkpoint). hack/scenario-etcd.sh brings the
 // environment up and the etcd images in first. The last line is the RESULT; the line before says what
 // else was seen (DETAIL). With ours, a missed expectation (expectations.ts) is printed and the exit code
 // is 1.
@@ -14,6 +15,7 @@ import { readArgs, USAGE } from './args.js';
 import { abortAll, onAbort } from './cleanup.js';
 import { Cluster, readEnv } from './cluster.js';
 import { controllerKill } from './controller-kill.js';
+import { damagedRelease } from './damaged-release.js';
 import { unmet } from './expectations.js';
 import { resultLine } from './results.js';
 import { badRelease, demo, layoutOf, Stage, until, upgrade, zonesScenario, type Context, type Outcome } from './scenarios.js';
@@ -76,7 +78,7 @@ async function main(): Promise<number> {
   });
   let outcome: Outcome;
   try {
-    outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : await controllerKill(stage);
+    outcome = name === 'upgrade' ? await upgrade(stage) : name === 'bad-release' ? await badRelease(stage) : name === 'zones' ? await zonesScenario(stage) : name === 'demo' ? await demo(stage) : name === 'damaged-release' ? await damagedRelease(stage) : await controllerKill(stage);
   } finally {
     unregister();
     // Kruise first: its Rollouts carry its finalizer, so they go while it runs.
@@ -88,9 +90,9 @@ async function main(): Promise<number> {
   const violations = outcome.safety?.violations.map((v) => `${v.statefulset}: ${v.why}`) ?? [];
   const details = { ...outcome.details, ...(outcome.safety ? { gated_steps: outcome.safety.gatedSteps, safety_violations: violations.length } : {}) };
   process.stdout.write(`DETAIL ${Object.entries(details).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
-  const missed = system === 'ours' ? unmet(name, { lost: s.lost, unavailableS: s.unavailableS, onNew: outcome.onNew, members: outcome.members, details: outcome.details, violations, gatedSteps: outcome.safety?.gatedSteps ?? 0 }) : [];
+  const missed = system === 'ours' ? unmet(name, { lost: s.lost, unavailableS: s.unavailableS, onNew: outcome.onNew, members: outcome.members, details: outcome.details, violations, gatedSteps: outcome.safety?.gatedSteps ?? 0, ...(outcome.healthy !== undefined ? { healthy: outcome.healthy } : {}) }) : [];
   for (const m of missed) process.stdout.write(`UNMET ${m}\n`);
-  process.stdout.write(`${resultLine(name, system, s, outcome.onNew, outcome.members)}\n`);
+  process.stdout.write(`${resultLine(name, system, s, outcome.onNew, outcome.members, outcome.result)}\n`);
   return missed.length > 0 ? 1 : 0;
 }
 

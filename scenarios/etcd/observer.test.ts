@@ -18,6 +18,8 @@ describe('what the observer reads of the members', () => {
     expect(memberOf(pod('etcd-0', { ip: '10.244.0.9', restarts: 2 }))).toEqual({ name: 'etcd-0', ip: '10.244.0.9', ready: true, deleting: false, image: 'etcd:a', args: ['--x'], restarts: 2 });
     expect(memberOf(pod('etcd-1', { ready: false, deleting: true }))).toMatchObject({ ready: false, deleting: true });
     expect(memberOf({ metadata: { name: 'bare' } } as V1Pod)).toEqual({ name: 'bare', ready: false, deleting: false, restarts: 0 });
+    // A replaced pod has another uid; its revision says which template it runs.
+    expect(memberOf({ metadata: { name: 'etcd-2', uid: 'u1', labels: { 'controller-revision-hash': 'etcd-7d9c' } } } as V1Pod)).toMatchObject({ uid: 'u1', revision: 'etcd-7d9c' });
   });
 
   it.each([

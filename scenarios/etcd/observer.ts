@@ -19,6 +19,9 @@ export interface Member {
   image?: string;
   args?: string[];
   restarts: number;
+  /** The pod's uid and its revision (controller-revision-hash): a replaced pod has another uid. */
+  uid?: string;
+  revision?: string;
 }
 
 /** memberOf reads what the scenarios need of a pod. */
@@ -32,6 +35,8 @@ export function memberOf(p: V1Pod): Member {
     ...(c?.image ? { image: c.image } : {}),
     ...(c?.args ? { args: c.args } : {}),
     restarts: p.status?.containerStatuses?.find((x) => x.name === 'etcd')?.restartCount ?? 0,
+    ...(p.metadata?.uid ? { uid: p.metadata.uid } : {}),
+    ...(p.metadata?.labels?.['controller-revision-hash'] ? { revision: p.metadata.labels['controller-revision-hash'] } : {}),
   };
 }
 

@@ -40,4 +40,8 @@ describe('resultLine', () => {
     expect(resultLine('upgrade', 'ours', { acked: 100, lost: 0, failed: 2, unavailableS: 1.234, p99Ms: 45.6 }, 3, 3))
       .toBe('RESULT scenario=upgrade system=ours acked=100 lost=0 failed=2 unavailable_s=1.2 p99_ms=46 members_on_new=3/3');
   });
+  it('a scenario\'s own fields come last, in order', () => {
+    expect(resultLine('damaged-release', 'ours-no-checkpoint', { acked: 9, lost: 0, failed: 0, unavailableS: 0.1, p99Ms: 7 }, 0, 3, ['healthy_at_end=2/3', 'healthy_after_s=41']))
+      .toBe('RESULT scenario=damaged-release system=ours-no-checkpoint acked=9 lost=0 failed=0 unavailable_s=0.1 p99_ms=7 members_on_new=0/3 healthy_at_end=2/3 healthy_after_s=41');
+  });
 });

@@ -53,8 +53,8 @@ export function summarize(records: readonly WriteRecord[], stored: ReadonlyMap<s
   };
 }
 
-/** resultLine is the scenario's last line of output. */
-export function resultLine(scenario: string, system: string, s: Summary, onNew: number, members: number): string {
+/** resultLine is the scenario's last line of output; `extra` are a scenario's own `key=value` fields, last. */
+export function resultLine(scenario: string, system: string, s: Summary, onNew: number, members: number, extra: readonly string[] = []): string {
   const p99 = Number.isNaN(s.p99Ms) ? 'NaN' : String(Math.round(s.p99Ms));
-  return `RESULT scenario=${scenario} system=${system} acked=${s.acked} lost=${s.lost} failed=${s.failed} unavailable_s=${s.unavailableS.toFixed(1)} p99_ms=${p99} members_on_new=${onNew}/${members}`;
+  return [`RESULT scenario=${scenario} system=${system} acked=${s.acked} lost=${s.lost} failed=${s.failed} unavailable_s=${s.unavailableS.toFixed(1)} p99_ms=${p99} members_on_new=${onNew}/${members}`, ...extra].join(' ');
 }

@@ -2,6 +2,7 @@
 //   upgrade        3.6 -> 3.7, one member at a time
 //   bad-release    a release whose member passes its readiness probe but is not in the quorum
 //   zones          three one-member StatefulSets in one rollout group; etcd-b's container killed mid-way
+//   damaged-release  (damaged-release.ts) a release whose start damages its member's data; ours restores it from a checkpoint
 //   controller-kill  (controller-kill.ts) the leading controller pod deleted at every step
 //   demo           npm run demo -- --real: a good upgrade, then the bad release rolled back
 // Each returns the writer's summary and what the observer saw; main.ts prints the RESULT line.
@@ -11,13 +12,13 @@ import { auditMark, inNamespace, readAudit, type AuditMark } from '../../test/su
 import { checkSafety, type AuditEvent, type SafetyReport } from '../../test/support/safety-checker.js';
 import type { Cluster } from './cluster.js';
 import { filled, QUERIES } from './gate.js';
-import { container, memberHost, members, service, single, statefulSets, zones, type Layout, type Release, type System } from './manifest.js';
+import { checkpointed, damagedReleaseLayout, checkpointPolicy, container, memberHost, members, optedIn, service, single, statefulSets, zones, type Layout, type Release, type System } from './manifest.js';
 import { Observer } from './observer.js';
 import { summarize, type Summary } from './results.js';
 import { readBack, Writer } from './writer.js';
 
 /** Scenario names, as `npm run scenario:etcd -- <name>` takes them. */
-export const SCENARIOS = ['upgrade', 'bad-release', 'zones', 'controller-kill', 'demo'] as const;
+export const SCENARIOS = ['upgrade', 'bad-release', 'zones', 'controller-kill', 'demo', 'damaged-release'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Context is what a scenario runs with. */
@@ -46,6 +47,10 @@ export interface Outcome {
   details: Record<string, string | number>;
   /** For ours: the independent safety checker's verdict over the audit log. */
   safety?: SafetyReport;
+  /** Fields the scenario adds to the RESULT line (`key=value`), after the common ones. */
+  result?: string[];
+  /** Members that follow a leader and serve once the rollout settled (damaged-release). */
+  healthy?: number;
 }
 
 const MINUTES = 60_000;
@@ -77,7 +82,7 @@ export class Stage {
     this.names = members(layout);
     this.resolver.setServers([ctx.cluster.env.REAL_NODE_IP ?? '10.244.0.1']);
     const queries = Object.fromEntries(Object.entries(QUERIES).map(([name, q], i) => [i === 0 ? 'phased-rollout.io/query' : `phased-rollout.io/query.${name}`, filled(q, layout.namespace)]));
-    this.observer = new Observer(ctx.cluster, layout.namespace, this.names, resolve(ctx.cluster.env.E2E_DIR ?? '.e2e', 'prometheus', 'targets', `etcd-${layout.namespace}.json`), ctx.system === 'ours' ? queries : {});
+    this.observer = new Observer(ctx.cluster, layout.namespace, this.names, resolve(ctx.cluster.env.E2E_DIR ?? '.e2e', 'prometheus', 'targets', `etcd-${layout.namespace}.json`), optedIn(ctx.system) ? queries : {});
     this.mark = auditMark(ctx.cluster.env.AUDIT_LOG ?? '');
   }
 
@@ -104,13 +109,14 @@ export class Stage {
     // Applied, not created: the peer's set-up (grafana) makes the namespace first, with its RBAC.
     await cluster.apply([{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.layout.namespace } }]);
     this.observer.start();
-    const who = { ours: 'opted in to phased-rollout with the etcd gate', plain: 'RollingUpdate, no phased-rollout', grafana: 'OnDelete, rolled by grafana/rollout-operator', kruise: 'RollingUpdate under an OpenKruise Rollout, one member per batch' }[this.ctx.system];
+    const who = { ours: `opted in to phased-rollout with the etcd gate${checkpointed(this.layout, this.ctx.system) ? ` and the checkpoint policy ${this.layout.checkpointPolicy} (restore: on-rollback)` : ''}`, 'ours-no-checkpoint': 'opted in to phased-rollout with the etcd gate, no checkpoint policy', plain: 'RollingUpdate, no phased-rollout', grafana: 'OnDelete, rolled by grafana/rollout-operator', kruise: 'RollingUpdate under an OpenKruise Rollout, one member per batch' }[this.ctx.system];
     say(`${this.names.length} etcd members (${release.image}) in namespace ${this.layout.namespace}, ${who}`);
-    await cluster.apply([service(this.layout), ...statefulSets(this.layout, release, this.ctx.system)]);
+    const policy = checkpointed(this.layout, this.ctx.system) ? checkpointPolicy(this.layout) : undefined;
+    await cluster.apply([service(this.layout), ...(policy ? [policy] : []), ...statefulSets(this.layout, release, this.ctx.system)]);
     await until('every member ready', 4 * MINUTES, () => this.observer.downNow() === 0);
     await until('a first write', 2 * MINUTES, async () => (await this.probeWrite()) === undefined);
     await this.ctx.adopt?.(this.layout.sets);
-    if (this.ctx.system === 'ours') {
+    if (optedIn(this.ctx.system)) {
       await until('Prometheus to see three members with a leader', 2 * MINUTES, () => this.observer.gatePassing('phased-rollout.io/query'));
     }
   }
@@ -170,14 +176,14 @@ export class Stage {
     const target = this.containerOf(release);
     await until('every member on the new release and ready', 12 * MINUTES, async () => {
       if (this.observer.onRelease(target) !== this.names.length || this.observer.downNow() !== 0) return false;
-      return this.ctx.system !== 'ours' || (await this.statuses()).every((s) => s?.phase === 'Completed');
+      return !optedIn(this.ctx.system) || (await this.statuses()).every((s) => s?.phase === 'Completed');
     });
   }
 
   /** roll applies the StatefulSets on another release (kubectl apply, as a user or GitOps would). */
   async roll(release: Release): Promise<void> {
     this.observer.watchRelease(this.containerOf(release));
-    this.ctx.say(`kubectl apply: ${release.kind === 'bad' ? 'the bad release' : release.image}`);
+    this.ctx.say(`kubectl apply: ${release.kind === 'bad' ? 'the bad release' : release.kind === 'damaging' ? `${release.image} with its data migration (init container)` : release.image}`);
     await this.ctx.cluster.apply(statefulSets(this.layout, release, this.ctx.system));
   }
 
@@ -188,7 +194,7 @@ export class Stage {
   }
 
   /** statuses reads the controller's status annotation of each StatefulSet, and says when one changed. */
-  async statuses(): Promise<({ phase?: string } | null)[]> {
+  async statuses(): Promise<({ phase?: string; partition?: number } | null)[]> {
     return Promise.all(this.layout.sets.map(async (s) => {
       const o = await this.ctx.cluster.getJson(['statefulset', s.name, '-n', this.layout.namespace]);
       const raw = o.metadata.annotations?.['phased-rollout.io/status'] as string | undefined;
@@ -214,7 +220,7 @@ export class Stage {
     });
     const onNew = this.observer.onRelease(this.containerOf(onNewOf));
     const out: Outcome = { summary: summarize(this.writer?.records ?? [], stored, this.writerStart, end), onNew, members: this.names.length, details: { ...details, max_down: this.observer.maxDown } };
-    if (this.ctx.system === 'ours') out.safety = this.safety();
+    if (optedIn(this.ctx.system)) out.safety = this.safety();
     return out;
   }
 
@@ -225,7 +231,9 @@ export class Stage {
       const keys = Object.keys(annotations).filter((k) => k === 'phased-rollout.io/query' || k.startsWith('phased-rollout.io/query.'));
       return keys.length > 0 ? keys : undefined;
     };
-    return checkSafety(events, this.observer.gateHistory, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames });
+    // With a checkpoint policy, every forward step must also have cut each released member's claim first.
+    const checkpoints = checkpointed(this.layout, this.ctx.system) ? () => ({ templates: ['data'], sinceMs: 0 }) : undefined;
+    return checkSafety(events, this.observer.gateHistory, { controllerUser: this.ctx.controllerUser, lagMs: 2500, gateNames, ...(checkpoints ? { checkpoints } : {}) });
   }
 
   /** close stops the observer and deletes the namespace (its volumes go with their claims). */
@@ -240,7 +248,8 @@ export class Stage {
 /** ROLLOUT_OPERATOR is the peer's user (bench/peer-systems.ts runs it under this ServiceAccount). */
 const ROLLOUT_OPERATOR = 'system:serviceaccount:peers:rollout-operator';
 
-const good = (ctx: Context, which: 'from' | 'to'): Release => ({ kind: 'good', image: ctx.images[which] });
+/** good is a release of the old (`from`) or the new (`to`) release line. */
+export const good = (ctx: Context, which: 'from' | 'to'): Release => ({ kind: 'good', image: ctx.images[which] });
 const bad = (ctx: Context): Release => ({ kind: 'bad', image: ctx.images.from });
 
 /** upgrade: the cluster from the old release line to the new one, every member. */
@@ -265,7 +274,7 @@ export async function badRelease(stage: Stage): Promise<Outcome> {
   await stage.roll(bad(ctx));
   const target = stage.containerOf(bad(ctx));
   const old = stage.containerOf(good(ctx, 'from'));
-  if (ctx.system === 'ours') {
+  if (optedIn(ctx.system)) {
     await until('the rollback to the old release, every member ready', 12 * MINUTES, async () =>
       (await stage.statuses()).every((s) => s?.phase === 'RolledBack') && stage.observer.onRelease(old) === stage.names.length && stage.observer.downNow() === 0);
     ctx.say(`rolled back in ${((Date.now() - t0) / 1000).toFixed(0)} s; waiting for the quorum of three`);
@@ -344,4 +353,4 @@ export async function zonesScenario(stage: Stage): Promise<Outcome> {
 }
 
 /** layoutOf is the scenario's layout. */
-export const layoutOf = (name: ScenarioName, namespace: string): Layout => (name === 'zones' ? zones(namespace) : single(namespace));
+export const layoutOf = (name: ScenarioName, namespace: string): Layout => (name === 'zones' ? zones(namespace) : name === 'damaged-release' ? damagedReleaseLayout(namespace) : single(namespace));

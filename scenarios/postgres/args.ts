@@ -1,11 +1,22 @@
 // The command line of npm run scenario:postgres, checked before anything touches the cluster.
 import { readCommon } from '../common/args.js';
 
-export const SCENARIOS = ['upgrade', 'bad-release'] as const;
+export const SCENARIOS = ['upgrade', 'bad-release', 'bad-migration'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
-/** ours: phased-rollout with the recipe and its switchover hook; ours-no-hooks: the same gates, no hook; plain: the StatefulSet controller alone. */
-export const SYSTEMS = ['ours', 'ours-no-hooks', 'plain'] as const;
+/**
+ * ours: phased-rollout with the recipe (for upgrade and bad-release with its switchover hook, for
+ * bad-migration with its checkpoint); ours-no-hooks: the Patroni recipe without its hook;
+ * ours-no-checkpoint: the single member's recipe without its checkpoint; plain: the StatefulSet controller alone.
+ */
+export const SYSTEMS = ['ours', 'ours-no-hooks', 'ours-no-checkpoint', 'plain'] as const;
 export type System = (typeof SYSTEMS)[number];
+
+/** SYSTEMS_OF: the systems each scenario compares (a hook is Patroni's, a checkpoint the single member's). */
+export const SYSTEMS_OF: Record<ScenarioName, readonly System[]> = {
+  upgrade: ['ours', 'ours-no-hooks', 'plain'],
+  'bad-release': ['ours', 'ours-no-hooks', 'plain'],
+  'bad-migration': ['ours', 'ours-no-checkpoint', 'plain'],
+};
 
 export interface Args {
   name: ScenarioName;
@@ -16,7 +27,8 @@ export interface Args {
   e2eDir?: string;
 }
 
-export const USAGE = `usage: npm run scenario:postgres -- <${SCENARIOS.join('|')}> [--system ${SYSTEMS.join('|')}] [--rate 1..500] [--keep] [--quiet]`;
+export const USAGE = `usage: npm run scenario:postgres -- <${SCENARIOS.join('|')}> [--system ${SYSTEMS.join('|')}] [--rate 1..500] [--keep] [--quiet]
+  upgrade, bad-release: --system ${SYSTEMS_OF.upgrade.join('|')}; bad-migration: --system ${SYSTEMS_OF['bad-migration'].join('|')}`;
 
 /** readArgs checks a command line: the arguments, or why they are refused (one line, then USAGE). */
 export function readArgs(argv: string[]): Args | { error: string } {
@@ -25,6 +37,7 @@ export function readArgs(argv: string[]): Args | { error: string } {
   const name = c.positionals[0] as ScenarioName | undefined;
   if (c.positionals.length !== 1 || !name || !SCENARIOS.includes(name)) return { error: `one scenario, one of ${SCENARIOS.join(', ')}; got ${JSON.stringify(c.positionals)}` };
   const system = c.system as System;
-  if (!SYSTEMS.includes(system)) return { error: `--system is one of ${SYSTEMS.join(', ')}; got ${JSON.stringify(c.system)}` };
+  const systems = SYSTEMS_OF[name];
+  if (!systems.includes(system)) return { error: `--system is one of ${systems.join(', ')} for ${name}; got ${JSON.stringify(c.system)}` };
   return { name, system, rate: c.rate, keep: c.keep, quiet: c.quiet, ...(c.e2eDir ? { e2eDir: c.e2eDir } : {}) };
 }

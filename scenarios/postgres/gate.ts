@@ -6,8 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { loadYaml } from '@kubernetes/client-node';
 
-/** The repository: the first folder up from here with a package.json (this file runs from scenarios/ and from dist/scenarios/). */
-const ROOT = (() => {
+/** ROOT is the repository: the first folder up from here with a package.json (this file runs from scenarios/ and from dist/scenarios/). */
+export const ROOT = (() => {
   let d = import.meta.dirname;
   while (!existsSync(resolve(d, 'package.json')) && dirname(d) !== d) d = dirname(d);
   return d;
@@ -33,12 +33,14 @@ export function policy(namespace: string, image: string, hooks: boolean): unknow
   const p = recipe();
   p.metadata.namespace = namespace;
   if (!hooks) delete p.spec.hooks;
-  for (const j of [...(p.spec.jobs ?? []), ...(p.spec.hooks ?? [])]) {
-    const pod = j.template.spec.template.spec;
-    for (const c of pod.containers) Object.assign(c, { image, imagePullPolicy: 'Never' });
-    Object.assign(pod, { nodeSelector: { 'phased-rollout.io/real-node': 'true' }, tolerations: [{ key: 'phased-rollout.io/real-node', operator: 'Exists', effect: 'NoSchedule' }], terminationGracePeriodSeconds: 1 });
-  }
+  for (const j of [...(p.spec.jobs ?? []), ...(p.spec.hooks ?? [])]) onRealNode(j.template.spec.template.spec, image);
   return p;
+}
+
+/** onRealNode gives a Job's pod the scenario's image and places it on the real node. */
+export function onRealNode(pod: { containers: Record<string, unknown>[]; [k: string]: unknown }, image: string): void {
+  for (const c of pod.containers) Object.assign(c, { image, imagePullPolicy: 'Never' });
+  Object.assign(pod, { nodeSelector: { 'phased-rollout.io/real-node': 'true' }, tolerations: [{ key: 'phased-rollout.io/real-node', operator: 'Exists', effect: 'NoSchedule' }], terminationGracePeriodSeconds: 1 });
 }
 
 /** hookConfigMap carries the switchover script (kubectl create configmap postgres-switchover --from-file=...). */
@@ -53,7 +55,11 @@ export function annotations(): Record<string, string> {
 
 /** timing is the recipe's timing as annotation keys (the safety checker judges the steps by it). */
 export function timing(): Record<string, string> {
-  const spec = recipe().spec as Record<string, unknown>;
+  return timingOf(recipe().spec);
+}
+
+/** timingOf is a policy's timing as annotation keys. */
+export function timingOf(spec: Record<string, unknown>): Record<string, string> {
   const keys: Record<string, string> = { initialDelaySeconds: 'initial-delay-seconds', periodSeconds: 'period-seconds', successThreshold: 'success-threshold' };
   return Object.fromEntries(Object.entries(keys).flatMap(([field, key]) => (spec[field] !== undefined ? [[`phased-rollout.io/${key}`, String(spec[field])]] : [])));
 }

@@ -1,15 +1,19 @@
 #!/usr/bin/env node
-// npm run scenario:postgres -- <upgrade|bad-release> [--system ours|ours-no-hooks|plain] [--rate N] [--keep] [--quiet]
+// npm run scenario:postgres -- <upgrade|bad-release|bad-migration> [--system ours|ours-no-hooks|ours-no-checkpoint|plain] [--rate N] [--keep] [--quiet]
 // A real 3-member PostgreSQL cluster run by Patroni on the test environment's real node, rolled under a
 // steady stream of commits, by phased-rollout with the recipe and its switchover hook (ours), with the
 // same gates and no hook (ours-no-hooks), or by the StatefulSet controller alone (plain).
+// bad-migration: a single PostgreSQL member (no Patroni) rolled to a release whose migration drops the
+// application's table, by phased-rollout with a schema Job and a checkpoint restored on rollback
+// (ours), the same without the checkpoint (ours-no-checkpoint), or the StatefulSet controller alone.
 // hack/scenario-postgres.sh brings the environment up and the image in first. The last line is the
 // RESULT; the line before says what else was seen (DETAIL). With ours, a missed expectation
 // (results.ts) is printed as UNMET and the exit code is 1.
 import { abortAll, onAbort } from '../etcd/cleanup.js';
 import { Cluster, readEnv } from '../etcd/cluster.js';
 import { readArgs, USAGE } from './args.js';
-import { resultLine, unmet } from './results.js';
+import { badMigration, MigrationStage } from './bad-migration.js';
+import { migrationLine, resultLine, unmet, unmetMigration } from './results.js';
 import { run, Stage, type Context } from './scenarios.js';
 
 const HARNESS_CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
@@ -41,7 +45,9 @@ async function main(): Promise<number> {
     say: (s) => process.stdout.write(`${stamp()} ${s}\n`),
     ...(args.quiet ? {} : { onTick: (s: string) => process.stdout.write(`${stamp()}   ${s}\n`) }),
   };
-  const stage = new Stage(ctx, `pg-${args.name}-${args.system}-${Date.now().toString(36)}`);
+  const namespace = `pg-${args.name}-${args.system}-${Date.now().toString(36)}`;
+  if (args.name === 'bad-migration') return migration(new MigrationStage(ctx, namespace), args.keep);
+  const stage = new Stage(ctx, namespace);
   const unregister = onAbort(() => stage.close(args.keep));
   let outcome;
   try {
@@ -57,6 +63,25 @@ async function main(): Promise<number> {
   const missed = args.system === 'ours' ? unmet(args.name, { lost: s.lost, onNew: outcome.onNew, members: outcome.members, failovers: outcome.failovers, switchovers: outcome.switchovers, maxOnNew: Number(outcome.details.max_on_new ?? 0), violations, gatedSteps: outcome.safety?.gatedSteps ?? 0 }) : [];
   for (const m of missed) process.stdout.write(`UNMET ${m}\n`);
   process.stdout.write(`${resultLine(args.name, args.system, s, outcome.onNew, outcome.members, outcome.failovers, outcome.switchovers)}\n`);
+  return missed.length > 0 ? 1 : 0;
+}
+
+/** migration runs bad-migration and prints its lines; with ours, a missed expectation exits 1. */
+async function migration(stage: MigrationStage, keep: boolean): Promise<number> {
+  const unregister = onAbort(() => stage.close(keep));
+  let o;
+  try {
+    o = await badMigration(stage);
+  } finally {
+    unregister();
+    await stage.close(keep);
+  }
+  const violations = o.safety?.violations.map((v) => `${v.statefulset}: ${v.why}`) ?? [];
+  const details = { ...o.details, ...(o.safety ? { gated_steps: o.safety.gatedSteps, safety_violations: violations.length } : {}) };
+  process.stdout.write(`DETAIL ${Object.entries(details).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+  const missed = stage.ctx.system === 'ours' ? unmetMigration({ ...o, maxOnNew: Number(o.details.max_on_new ?? 0), checkpointCut: o.cut.what === 'checkpoint', violations, gatedSteps: o.safety?.gatedSteps ?? 0 }) : [];
+  for (const m of missed) process.stdout.write(`UNMET ${m}\n`);
+  process.stdout.write(`${migrationLine(stage.ctx.system, o.summary, o.onNew, o)}\n`);
   return missed.length > 0 ? 1 : 0;
 }
 

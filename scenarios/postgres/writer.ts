@@ -32,7 +32,8 @@ export interface Counters {
   inFlight: number;
 }
 
-const TABLE = 'scenario_writes';
+/** TABLE is the table the writer inserts into (the bad migration drops it). */
+export const TABLE = 'scenario_writes';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function pool(t: Target, attemptMs: number, max: number): pg.Pool {
@@ -143,6 +144,16 @@ export class Writer {
 
 /** readBack reads every row from the primary, retried until `timeoutMs`. */
 export async function readBack(t: Target, timeoutMs = 60_000): Promise<Map<string, string>> {
+  const rows = await readRows(t, timeoutMs);
+  if (!rows) throw new Error(`reading the rows back failed: there is no table ${TABLE}`);
+  return rows;
+}
+
+/**
+ * readRows reads every row, retried until `timeoutMs`; null when the server answers that the table does
+ * not exist (SQLSTATE 42P01): a table dropped stays dropped, so that answer is not retried.
+ */
+export async function readRows(t: Target, timeoutMs = 60_000): Promise<Map<string, string> | null> {
   const end = Date.now() + timeoutMs;
   let why = '';
   while (Date.now() < end) {
@@ -151,6 +162,7 @@ export async function readBack(t: Target, timeoutMs = 60_000): Promise<Map<strin
       const r = await p.query<{ seq: string; value: string }>(`SELECT seq::text AS seq, value FROM ${TABLE}`);
       return new Map(r.rows.map((row) => [row.seq, row.value]));
     } catch (e) {
+      if ((e as { code?: string }).code === '42P01') return null;
       why = (e as Error).message;
       await sleep(1000);
     } finally {

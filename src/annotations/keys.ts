@@ -29,6 +29,7 @@ export const KEYS = {
   httpSecret: `${PREFIX}http-secret`,
   dryRun: `${PREFIX}dry-run`,
   gates: `${PREFIX}gates`,
+  analysis: `${PREFIX}analysis`,
   errorLimit: `${PREFIX}error-limit`,
   inconclusiveLimit: `${PREFIX}inconclusive-limit`,
   status: `${PREFIX}status`,

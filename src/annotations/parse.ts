@@ -1,6 +1,7 @@
 // parseAnnotations: the one entry point the webhook and the controller parse through. It reads every
 // key with the readers of the files beside it, collects all problems, and memoises the result.
 
+import { parseAnalysis } from './analysis.js';
 import { parseCompareGates, parseDryRun, parseGates, parseHttpGates, parsePolicyRefs } from './gates.js';
 import { COMPARE_PREFIX, HTTP_PREFIX, INTEGER_BOUNDS, KEYS, MAX_GATES, PREFIX, QUERY_PREFIX } from './keys.js';
 import { parseGroup, parseOnFailure, parsePromote, parseRetry, parseRevision, parseSteps } from './rollout-control.js';
@@ -81,19 +82,20 @@ function parseUncached(annotations: Annotations): ParseResult {
   }
   const httpGates = parseHttpGates(a, problems);
   const policyRefs = parsePolicyRefs(a, problems);
-  const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0 || policyRefs.length > 0, problems);
+  const analysis = parseAnalysis(a, problems);
+  const gates = parseGates(a, standardRollingUpdate || httpGates.length > 0 || policyRefs.length > 0 || analysis !== undefined, problems);
   const compareGates = parseCompareGates(a, problems);
-  const count = gates.length + httpGates.length + compareGates.length;
+  const count = gates.length + httpGates.length + compareGates.length + (analysis ? 1 : 0);
   if (count > MAX_GATES) problems.push({ key: `${PREFIX}query.*, ${HTTP_PREFIX}*, ${COMPARE_PREFIX}*`, value: `${count} gates`, allowed: `at most ${MAX_GATES} gates in all` });
-  const dryRun = parseDryRun(a, [...gates, ...httpGates, ...compareGates].map((g) => g.name), problems);
+  const dryRun = parseDryRun(a, [...gates, ...httpGates, ...compareGates, ...(analysis ? [analysis] : [])].map((g) => g.name), problems);
   // A comparison needs pods on both revisions: the first step and the final check (and a rollout with no
   // revision to compare with) are judged by the other gates, so at least one must be enforced.
   // With policies these rules are checked once they are read (src/policies/merge.ts): they may bring the gate.
-  const all = [...gates, ...httpGates, ...compareGates];
+  const all = [...gates, ...httpGates, ...compareGates, ...(analysis ? [analysis] : [])];
   if (dryRun.length > 0 && policyRefs.length === 0 && all.every((g) => dryRun.includes(g.name))) {
     problems.push({ key: KEYS.dryRun, value: a[KEYS.dryRun], allowed: 'some of the gates, not all: at least one gate must stay enforced' });
   }
-  if (compareGates.length > 0 && !standardRollingUpdate && policyRefs.length === 0 && ![...gates, ...httpGates].some((g) => !dryRun.includes(g.name))) {
+  if (compareGates.length > 0 && !standardRollingUpdate && policyRefs.length === 0 && ![...gates, ...httpGates, ...(analysis ? [analysis] : [])].some((g) => !dryRun.includes(g.name))) {
     problems.push({ key: `${COMPARE_PREFIX}*`, value: compareGates.map((g) => g.name).join(','), allowed: `a comparison gate together with at least one phased-rollout.io/query or http.<name> gate that is not dry-run: it judges the first step and the last pod, where no pods of the other revision are left to compare with` });
   }
   const httpSecret = parseSecretName(a, KEYS.httpSecret, problems);
@@ -119,6 +121,7 @@ function parseUncached(annotations: Annotations): ParseResult {
   if (abort !== undefined) config.abort = abort;
   if (retry !== undefined) config.retry = retry;
   if (group !== undefined) config.group = group;
+  if (analysis) config.analysisGates = [analysis];
   return { optIn, ok: true, config };
 }
 

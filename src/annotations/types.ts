@@ -6,6 +6,7 @@ import type { GateTemplate, HttpGateTemplate } from '../gate-templates.js';
 import type { JobGateTemplate } from '../jobs/template.js';
 import type { HookTemplate } from '../hooks/template.js';
 import type { CheckpointSpec } from '../checkpoints/spec.js';
+import type { AnalysisRef } from '../argo/reference.js';
 
 /**
  * Step is one stage of phased-rollout.io/steps: a cumulative count of updated pods, or a percentage of
@@ -23,6 +24,11 @@ export interface RolloutConfig {
   compareGates: CompareTemplate[];
   /** The Job gates: only from gate policies (phased-rollout.io/gates), never an annotation. */
   jobGates: JobGateTemplate[];
+  /**
+   * Argo Rollouts analysis (only policies have it: spec.analysis, src/argo/reference.ts): one run per
+   * step, judged by Argo's rules; `<policy>/analysis` once merged.
+   */
+  analysisGates?: AnalysisGate[];
   /** Member hooks (only policies have them: src/hooks/template.ts). */
   hooks: HookTemplate[];
   /** A volume snapshot of each released member right before the partition write (only policies have it: src/checkpoints/spec.ts). */
@@ -109,3 +115,12 @@ export type ParseResult =
   | { optIn: 'absent' | 'off'; ok: true; config: null }
   | { optIn: 'on' | 'invalid'; ok: true; config: RolloutConfig }
   | { optIn: 'on' | 'invalid'; ok: false; problems: Problem[] };
+
+/** AnalysisGate is a policy's reference to Argo's templates, as one gate. */
+export interface AnalysisGate {
+  /** `<policy>/analysis`. */
+  name: string;
+  ref: AnalysisRef;
+  /** A ClusterRolloutGate's: only ClusterAnalysisTemplates may be followed (a namespaced one is the team's to edit). */
+  clusterOnly?: true;
+}

@@ -1,4 +1,4 @@
-import { checkpointsOf, chooseCheckpoint, claimManifest, idKey, quantityBytes, repeatRefusal, restoreCost, restoreId, restoreRefusal, restoreStep, type Candidate, type RestoreView } from './restore.js';
+import { checkpointsOf, chooseCheckpoint, claimManifest, classKey, idKey, quantityBytes, released, repeatRefusal, restoreCost, restoreId, restoreRefusal, restoreStep, rollbackCheckpoint, type Candidate, type RestoreView } from './restore.js';
 
 const T0 = Date.parse('2026-11-28T10:00:00Z');
 const cand = (name: string, claim: string, attempt: string, o: Partial<Candidate> = {}): Candidate => ({ name, claim, labels: { 'phased-rollout.io/checkpoint-attempt': attempt, 'phased-rollout.io/from-revision': 'pg-r1', 'phased-rollout.io/to-revision': 'pg-r2', 'phased-rollout.io/claim-template': claim.split('-')[0] as string }, createdMs: T0, readyToUse: true, ...o });
@@ -113,5 +113,49 @@ describe('the review\'s cases', () => {
     expect(repeatRefusal({ ...restored, again: true })).toBeUndefined();
     expect(repeatRefusal({ ...restored, resuming: true })).toBeUndefined();
     expect(repeatRefusal(view())).toBeUndefined();
+  });
+});
+
+describe('the checkpoint a rollback gives back (restore: on-rollback)', () => {
+  const want = { revision: 'pg-r1', failedRevision: 'pg-r2', claims: ['data-pg-1'], podCreatedMs: T0 };
+  const cps = (...c: Candidate[]) => checkpointsOf(c);
+  it.each<[string, Candidate[], unknown]>([
+    ['the newest cut before the pod on the failed revision was made', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20 }), cand('d-b', 'data-pg-1', 'b', { createdMs: T0 - 10 })], expect.objectContaining({ attempt: 'b' })],
+    ['one cut after the pod was made (an attempt that never released it) does not count', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20 }), cand('d-b', 'data-pg-1', 'b', { createdMs: T0 + 10 })], expect.objectContaining({ attempt: 'a' })],
+    ['one of another rollout (other revisions) does not count', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20, labels: { ...cand('x', 'data-pg-1', 'a').labels, 'phased-rollout.io/to-revision': 'pg-r3' } })], { problem: 'no checkpoint cut on pg-r1 before pg-r2 replaced the member' }],
+    ['a half one (a claim it set out to cut is missing)', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20, cutClaims: ['data-pg-1', 'wal-pg-1'] })], { problem: 'no whole checkpoint (of claims data-pg-1) cut on pg-r1 before pg-r2' }],
+    ['not ready to use yet: wait', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20, readyToUse: false })], { wait: 'waiting for checkpoint d-a to be ready to use' }],
+    ['the driver failed it', [cand('d-a', 'data-pg-1', 'a', { createdMs: T0 - 20, readyToUse: false, error: 'copy failed' })], { problem: 'VolumeSnapshot d-a failed: copy failed' }],
+  ])('%s', (_, c, expected) => expect(rollbackCheckpoint(cps(...c), want)).toEqual(expected));
+});
+
+describe('released: the claims given up before the partition write lets the pod go', () => {
+  it.each<[string, Partial<RestoreView>, boolean]>([
+    ['not marked', { claims: { 'data-pg-1': { deleting: true } } }, false],
+    ['marked, the claim still there', { marks: MARKED }, false],
+    ['marked, the claim deleting', { marks: MARKED, claims: { 'data-pg-1': { deleting: true } } }, true],
+    ['marked, the claim gone', { marks: MARKED, claims: { 'data-pg-1': undefined } }, true],
+    ['marked, the claim already this restore\'s copy', { marks: MARKED, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1' } } }, true],
+    ['marked by another restore', { marks: { ...MARKED, [idKey('data-pg-1')]: 'other' }, claims: { 'data-pg-1': undefined } }, false],
+  ])('%s: %s', (_, o, want) => expect(released(view(o))).toBe(want));
+});
+
+describe('the class of a restored claim', () => {
+  const noClass = { data: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+  it('the mark keeps the class the claim was in, when its template names none', () => {
+    const s = restoreStep(view({ templates: noClass, claims: { 'data-pg-1': { deleting: false, storageClassName: 'csi-fast' } } }));
+    expect(actionsOf(s)).toEqual([{ type: 'mark', data: { ...MARKED, [classKey('data-pg-1')]: 'csi-fast' } }]);
+  });
+  it('the copy is made in that class', () => {
+    const s = restoreStep(view({ templates: noClass, marks: { ...MARKED, [classKey('data-pg-1')]: 'csi-fast' }, claims: { 'data-pg-1': undefined } }));
+    expect(actionsOf(s)).toEqual([{ type: 'createClaim', manifest: expect.objectContaining({ spec: expect.objectContaining({ storageClassName: 'csi-fast' }) }) }]);
+  });
+  it("the template's class wins over the mark's", () => {
+    const s = restoreStep(view({ marks: { ...MARKED, [classKey('data-pg-1')]: 'csi-fast' }, claims: { 'data-pg-1': undefined } }));
+    expect(actionsOf(s)).toEqual([{ type: 'createClaim', manifest: expect.objectContaining({ spec: expect.objectContaining({ storageClassName: 'csi' }) }) }]);
+  });
+  it('done: the class goes with the mark', () => {
+    const s = restoreStep(view({ marks: { ...MARKED, [classKey('data-pg-1')]: 'csi' }, claims: { 'data-pg-1': { deleting: false, source: 'data-pg-1-cp-a', id: 'id1', bound: true } } }));
+    expect(actionsOf(s)).toEqual([{ type: 'unmark', keys: ['data-pg-1', idKey('data-pg-1'), classKey('data-pg-1')] }]);
   });
 });

@@ -8,7 +8,7 @@
 // snapshot) comes first; while it stands, the chart's ValidatingAdmissionPolicy refuses every creation
 // of a marked claim that does not come from its snapshot, whoever asks. So only the restored claim can
 // ever be created, and the mark goes only once the member runs Ready on it.
-import { CLAIMS_ANNOTATION, LABEL } from './snapshots.js';
+import { LABEL } from './snapshots.js';
 
 export const RESTORES_CONFIGMAP = 'phased-rollout-restores';
 /** On a restored claim: the VolumeSnapshot it came from, and the restore that made it. */
@@ -17,6 +17,20 @@ export const RESTORE_ID = 'phased-rollout.io/restore-id';
 
 /** idKey is the mark's key for the restore under way of a claim (the claim's own key holds its snapshot). */
 export const idKey = (claim: string) => `${claim}.restore-id`;
+/**
+ * classKey is the mark's key for the StorageClass the claim was in: a template that names none would
+ * make the restored claim in the cluster's default class, which need not be the driver that holds the
+ * snapshot.
+ */
+export const classKey = (claim: string) => `${claim}.storage-class`;
+/** The ids of restores the controller makes on rollback (the command's are plain hex). */
+export const ROLLBACK_ID_PREFIX = 'rb-';
+/**
+ * On a claim the controller gives up for its checkpoint (restore on rollback), in a patch of its own
+ * before it deletes it: the chart's policy lets the controller delete only a claim so annotated.
+ */
+export const RESTORING_FROM = 'phased-rollout.io/restoring-from';
+export const RESTORING_ID = 'phased-rollout.io/restoring-id';
 
 /**
  * restoreId: the restore a run of the command belongs to. One under way (the mark names these snapshots)
@@ -39,6 +53,8 @@ export interface Candidate {
   restoreSize?: string;
   /** Every claim its checkpoint cut (the snapshot's phased-rollout.io/checkpoint-claims). */
   cutClaims?: string[];
+  /** The snapshot's status.error, when the driver said one. */
+  error?: string;
 }
 
 /** Checkpoint is one attempt's snapshots of a member: every claim it cut, and the revision the member ran then. */
@@ -75,9 +91,7 @@ export function checkpointsOf(candidates: readonly Candidate[]): Checkpoint[] {
  * there is none.
  */
 export function chooseCheckpoint(all: readonly Checkpoint[], claims: readonly string[], named?: string): Checkpoint | { problem: string } {
-  // Whole: every claim asked for, and every claim the checkpoint itself set out to cut (an attempt that
-  // failed halfway leaves some snapshots only, which must never be restored beside newer claims).
-  const complete = (c: Checkpoint) => [...claims, ...c.snapshots.flatMap((s) => s.cutClaims ?? [])].every((claim) => c.snapshots.some((s) => s.claim === claim));
+  const complete = (c: Checkpoint) => whole(c, claims);
   if (named) {
     const c = all.find((x) => x.snapshots.some((s) => s.name === named));
     if (!c) return { problem: `no checkpoint of this member holds VolumeSnapshot ${named}` };
@@ -88,6 +102,44 @@ export function chooseCheckpoint(all: readonly Checkpoint[], claims: readonly st
   const usable = all.find((c) => complete(c) && c.snapshots.every((s) => s.readyToUse));
   if (usable) return usable;
   return { problem: all.length === 0 ? 'this member has no checkpoint (kubectl get volumesnapshots -l phased-rollout.io/pod=NAME)' : 'no checkpoint of this member has every claim ready to use' };
+}
+
+/**
+ * whole: the checkpoint has every claim asked for, and every claim it itself set out to cut (an attempt
+ * that failed halfway leaves some snapshots only, which must never be restored beside newer claims).
+ */
+function whole(c: Checkpoint, claims: readonly string[]): boolean {
+  return [...claims, ...c.snapshots.flatMap((s) => s.cutClaims ?? [])].every((claim) => c.snapshots.some((s) => s.claim === claim));
+}
+
+/**
+ * rollbackCheckpoint is the checkpoint a rollback gives a member back (`restore: on-rollback`): the
+ * newest whole one cut while the member ran the known-good `revision`, before a step to the failed
+ * revision, and older than the pod that runs the failed revision now (so the cut right before that
+ * revision first replaced it, not one of a later attempt that never released it). `wait` while its
+ * snapshots are not ready to use yet; a problem when there is none, or the driver failed it.
+ */
+export function rollbackCheckpoint(all: readonly Checkpoint[], want: { revision: string; failedRevision: string; claims: readonly string[]; podCreatedMs?: number }): Checkpoint | { wait: string } | { problem: string } {
+  const fits = all.filter((c) => c.revision === want.revision && c.toRevision === want.failedRevision && (want.podCreatedMs === undefined || c.createdMs <= want.podCreatedMs));
+  const c = fits.find((x) => whole(x, want.claims));
+  if (!c) return { problem: fits.length > 0 ? `no whole checkpoint (of claims ${want.claims.join(', ')}) cut on ${want.revision} before ${want.failedRevision}` : `no checkpoint cut on ${want.revision} before ${want.failedRevision} replaced the member` };
+  const bad = c.snapshots.find((x) => x.error);
+  if (bad) return { problem: `VolumeSnapshot ${bad.name} failed: ${bad.error}` };
+  const notReady = c.snapshots.filter((x) => !x.readyToUse);
+  if (notReady.length > 0) return { wait: `waiting for checkpoint ${notReady.map((x) => x.name).join(', ')} to be ready to use` };
+  return c;
+}
+
+/**
+ * released: the member's claims are given up for its checkpoint (marked, and each one deleting, gone, or
+ * already this restore's copy), so the partition write may let its pod go: the pod that comes back
+ * can only get the copy (the mark keeps any other claim of that name from being made).
+ */
+export function released(v: RestoreView): boolean {
+  return v.checkpoint.snapshots.every((s) => {
+    const claim = v.claims[s.claim];
+    return v.marks[s.claim] === s.name && v.marks[idKey(s.claim)] === v.id && (claim === undefined || claim.deleting || (claim.source === s.name && claim.id === v.id));
+  });
 }
 
 /** RestoreView is what the shell read for one member's restore. */
@@ -103,14 +155,14 @@ export interface RestoreView {
   templates: Record<string, Record<string, unknown>>;
   selectorLabels: Record<string, string>;
   replicas: number;
-  pod: { name: string; index: number; uid?: string; revision?: string; ready?: boolean; deleting?: boolean };
+  pod: { name: string; index: number; uid?: string; revision?: string; ready?: boolean; deleting?: boolean; createdMs?: number };
   /** Set when this run found the restore under way (its mark), not a new one (repeatRefusal). */
   resuming?: boolean;
   /** --again: restore a checkpoint the claims already came from (repeatRefusal). */
   again?: boolean;
   checkpoint: Checkpoint;
   /** Each of the member's claims: undefined when absent; `source` is the VolumeSnapshot a claim came from, `id` the restore that made it. */
-  claims: Record<string, { deleting: boolean; source?: string; id?: string; bound?: boolean } | undefined>;
+  claims: Record<string, { deleting: boolean; source?: string; id?: string; bound?: boolean; storageClassName?: string } | undefined>;
   /** The mark: the restores ConfigMap's data (claim → snapshot, idKey(claim) → restore id). */
   marks: Record<string, string>;
   /** This restore's id (restoreId). */
@@ -168,6 +220,8 @@ export function repeatRefusal(v: RestoreView): string | undefined {
 /** claimManifest is the member's claim as the StatefulSet controller would make it, from its snapshot. */
 export function claimManifest(v: RestoreView, template: string, claim: string, snapshot: string, restoreSize?: string): Record<string, unknown> {
   const { dataSource: _a, dataSourceRef: _b, ...spec } = v.templates[template] ?? {};
+  const cls = v.marks[classKey(claim)];
+  if (spec.storageClassName === undefined && cls) spec.storageClassName = cls;
   // At least the snapshot's size: a claim grown since the template was written restores only into as much.
   if (restoreSize) {
     const res = (spec.resources ?? {}) as { requests?: Record<string, string> };
@@ -194,7 +248,14 @@ export function restoreStep(v: RestoreView): RestoreStep {
   if (why) return { state: 'refused', reason: why };
   const wanted = v.checkpoint.snapshots;
   const unmarked = wanted.filter((s) => v.marks[s.claim] !== s.name || v.marks[idKey(s.claim)] !== v.id);
-  if (unmarked.length > 0) return { state: 'acting', detail: `marking claim(s) ${unmarked.map((s) => s.claim).join(', ')} for restore`, actions: [{ type: 'mark', data: Object.fromEntries(wanted.flatMap((s) => [[s.claim, s.name], [idKey(s.claim), v.id]])) }] };
+  if (unmarked.length > 0) {
+    // The class each claim is in now goes with the mark: the claim is gone when its copy is made.
+    const classes = wanted.flatMap((s) => {
+      const cls = v.claims[s.claim]?.storageClassName;
+      return cls && !v.marks[classKey(s.claim)] ? [[classKey(s.claim), cls]] : [];
+    });
+    return { state: 'acting', detail: `marking claim(s) ${unmarked.map((s) => s.claim).join(', ')} for restore`, actions: [{ type: 'mark', data: Object.fromEntries([...wanted.flatMap((s) => [[s.claim, s.name], [idKey(s.claim), v.id]]), ...classes]) }] };
+  }
   // A claim not made by this very restore goes: the member's own, or one restored before.
   const stale = wanted.filter((s) => v.claims[s.claim] !== undefined && (v.claims[s.claim]?.source !== s.name || v.claims[s.claim]?.id !== v.id));
   if (stale.length > 0) {
@@ -213,7 +274,7 @@ export function restoreStep(v: RestoreView): RestoreStep {
   if (!v.pod.uid || v.pod.deleting || v.pod.revision !== v.checkpoint.revision || !v.pod.ready) {
     return { state: 'waiting', detail: `waiting for pod ${v.pod.name} to run Ready on revision ${v.checkpoint.revision} over the restored claim(s)`, actions: [] };
   }
-  return { state: 'done', detail: `pod ${v.pod.name} runs revision ${v.checkpoint.revision} on claim(s) ${wanted.map((s) => `${s.claim} from ${s.name}`).join(', ')}`, actions: [{ type: 'unmark', keys: wanted.flatMap((s) => [s.claim, idKey(s.claim)]) }] };
+  return { state: 'done', detail: `pod ${v.pod.name} runs revision ${v.checkpoint.revision} on claim(s) ${wanted.map((s) => `${s.claim} from ${s.name}`).join(', ')}`, actions: [{ type: 'unmark', keys: wanted.flatMap((s) => [s.claim, idKey(s.claim), ...(v.marks[classKey(s.claim)] !== undefined ? [classKey(s.claim)] : [])]) }] };
 }
 
 /** restoreCost says what a restore loses, in every place it is about to happen. */

@@ -12,7 +12,8 @@ describe('parseCheckpoint', () => {
     ['a wait of another kind', { volumeSnapshotClassName: 'csi', waitFor: 'bound' }, ['spec.checkpoint.waitFor: creationTime (the cut; the default) or readyToUse (the copy is done)']],
     ['a timeout too short', { volumeSnapshotClassName: 'csi', timeoutSeconds: 5 }, ['spec.checkpoint.timeoutSeconds: an integer from 10 to 86400']],
     ['keep 0 (a checkpoint pruned as it is taken)', { volumeSnapshotClassName: 'csi', keep: 0 }, ['spec.checkpoint.keep: an integer from 1 to 20 (rollouts kept per member)']],
-    ['restore on rollback, not built yet: refused, not ignored', { volumeSnapshotClassName: 'csi', restore: 'on-rollback' }, ['spec.checkpoint.restore: manual (restore on rollback is not available in this version; docs/checkpoints.md)']],
+    ['restore on rollback', { volumeSnapshotClassName: 'csi', restore: 'on-rollback' }, { name: 'checkpoint', className: 'csi', waitFor: 'creationTime', timeoutSeconds: 600, keep: 3, restore: 'on-rollback' }],
+    ['restore of an unknown kind', { volumeSnapshotClassName: 'csi', restore: 'always' }, ['spec.checkpoint.restore: manual (the default: kubectl phased-rollout restore) or on-rollback (a rollback gives each member that ran the failed revision its checkpoint back)']],
   ])('%s', (_, v, want) => expect(parseCheckpoint(v)).toEqual(want));
 });
 
@@ -23,6 +24,7 @@ describe('mergeCheckpoints', () => {
   it('two: one snapshot per claim with the strictest settings', () => {
     expect(mergeCheckpoints([{ ref: 'cluster/dbs', spec: spec({ claims: ['data'], timeoutSeconds: 60, keep: 5 }) }, { ref: 'pg', spec: spec({ claims: ['wal'], waitFor: 'readyToUse', keep: 2 }) }])).toEqual(spec({ claims: ['data', 'wal'], waitFor: 'readyToUse', timeoutSeconds: 600, keep: 5 }));
   });
+  it('a restore on rollback asked by either policy holds for the merge', () => expect(mergeCheckpoints([{ ref: 'a', spec: spec() }, { ref: 'b', spec: spec({ restore: 'on-rollback' }) }])).toEqual(spec({ restore: 'on-rollback' })));
   it('two, one of every claim: every claim', () => expect(mergeCheckpoints([{ ref: 'a', spec: spec({ claims: ['data'] }) }, { ref: 'b', spec: spec() }])).toEqual(spec()));
   it('two classes: a problem, not one policy overruled', () => {
     expect(mergeCheckpoints([{ ref: 'cluster/dbs', spec: spec() }, { ref: 'pg', spec: spec({ className: 'fast' }) }])).toEqual({ problem: 'the checkpoints of cluster/dbs and pg name different VolumeSnapshotClasses (csi, fast); a member is snapshotted once, with one class' });

@@ -20,6 +20,12 @@ export interface CheckpointSpec {
   timeoutSeconds: number;
   /** How many rollouts of each member keep their checkpoints (older ones of the controller's own are deleted). */
   keep: number;
+  /**
+   * `on-rollback`: a rollback restores each member that ran the failed revision from the checkpoint cut
+   * right before that revision's pod first replaced it, one member at a time (src/rollout/hook-steps.ts,
+   * controller/restores.ts). Absent: `manual`, by `kubectl phased-rollout restore` only.
+   */
+  restore?: 'on-rollback';
 }
 
 export const DEFAULT_CHECKPOINT_TIMEOUT_SECONDS = 600;
@@ -54,17 +60,18 @@ export function parseCheckpoint(v: unknown, at = 'spec.checkpoint'): CheckpointS
   if (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 10 || timeout > MAX_CHECKPOINT_TIMEOUT_SECONDS) problems.push(`${at}.timeoutSeconds: an integer from 10 to ${MAX_CHECKPOINT_TIMEOUT_SECONDS}`);
   const keep = s.keep ?? DEFAULT_CHECKPOINT_KEEP;
   if (typeof keep !== 'number' || !Number.isInteger(keep) || keep < 1 || keep > MAX_CHECKPOINT_KEEP) problems.push(`${at}.keep: an integer from 1 to ${MAX_CHECKPOINT_KEEP} (rollouts kept per member)`);
-  // A restore on rollback is not built yet: refused rather than accepted and silently not done.
-  if (s.restore !== undefined && s.restore !== 'manual') problems.push(`${at}.restore: manual (restore on rollback is not available in this version; docs/checkpoints.md)`);
+  if (s.restore !== undefined && s.restore !== 'manual' && s.restore !== 'on-rollback') problems.push(`${at}.restore: manual (the default: kubectl phased-rollout restore) or on-rollback (a rollback gives each member that ran the failed revision its checkpoint back)`);
   if (problems.length > 0) return problems;
-  return { name: 'checkpoint', className: className as string, ...(claims ? { claims } : {}), waitFor: waitFor as CheckpointWait, timeoutSeconds: timeout as number, keep: keep as number };
+  return { name: 'checkpoint', className: className as string, ...(claims ? { claims } : {}), waitFor: waitFor as CheckpointWait, timeoutSeconds: timeout as number, keep: keep as number, ...(s.restore === 'on-rollback' ? { restore: 'on-rollback' as const } : {}) };
 }
 
 /**
  * mergeCheckpoints makes one checkpoint of every policy's (a platform's enforced one and a team's own,
  * say): one snapshot per claim, never two. They must name the same VolumeSnapshotClass (two classes
  * would be two snapshots, or one policy silently overruled); the strictest of the rest wins: every
- * claim either names, readyToUse over creationTime, the longer timeout, the more rollouts kept.
+ * claim either names, readyToUse over creationTime, the longer timeout, the more rollouts kept, and a
+ * restore on rollback when any policy asks for it (whoever asked wants the data back after a failed
+ * release more than the writes taken since; a policy cannot take that away from another).
  */
 export function mergeCheckpoints(list: readonly { ref: string; spec: CheckpointSpec }[]): CheckpointSpec | { problem: string } | undefined {
   const [first, ...rest] = list;
@@ -80,5 +87,6 @@ export function mergeCheckpoints(list: readonly { ref: string; spec: CheckpointS
     waitFor: list.some((x) => x.spec.waitFor === 'readyToUse') ? 'readyToUse' : 'creationTime',
     timeoutSeconds: Math.max(...list.map((x) => x.spec.timeoutSeconds)),
     keep: Math.max(...list.map((x) => x.spec.keep)),
+    ...(list.some((x) => x.spec.restore === 'on-rollback') ? { restore: 'on-rollback' as const } : {}),
   };
 }

@@ -25,6 +25,9 @@ export function statefulSetView(s: V1StatefulSet): StatefulSetView {
     annotations: { ...(s.metadata?.annotations ?? {}) },
   };
   if (spec?.podManagementPolicy === 'Parallel') view.parallel = true;
+  // What an Argo analysis arg's fieldRef may read (src/argo/args.ts).
+  if (s.metadata?.uid) view.uid = s.metadata.uid;
+  if (s.metadata?.labels && Object.keys(s.metadata.labels).length > 0) view.labels = { ...s.metadata.labels };
   const templates = (spec?.volumeClaimTemplates ?? []).flatMap((t) => (t.metadata?.name ? [t.metadata.name] : []));
   if (templates.length > 0) view.claimTemplates = templates;
   const mu = spec?.updateStrategy?.rollingUpdate?.maxUnavailable;

@@ -24,6 +24,8 @@ export interface GetOptions {
   overflow: 'error' | 'truncate';
   /** A JSON body to POST instead of a GET (an HTTP hook says what it acts on); never followed either. */
   postJson?: unknown;
+  /** An Argo web metric's request: its method, headers and body as the template says (src/argo/web.ts). */
+  request?: { method: string; headers: Record<string, string>; body?: string };
 }
 
 /** GetResult is an answer that arrived (any status), or why none did. */
@@ -45,9 +47,13 @@ export function boundedGet(url: URL, o: GetOptions): Promise<GetResult> {
         resolve(v);
       }
     };
-    const body = o.postJson === undefined ? undefined : JSON.stringify(o.postJson);
-    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
-    const req = send(url, { method: body === undefined ? 'GET' : 'POST', headers, ...(url.protocol === 'https:' && c?.ca ? { ca: c.ca } : {}) }, (res) => {
+    const body = o.request ? o.request.body : o.postJson === undefined ? undefined : JSON.stringify(o.postJson);
+    if (o.postJson !== undefined) Object.assign(headers, { 'content-type': 'application/json' });
+    // Header names are case-insensitive: the template's replace ours (the last of a name wins, as Go's Header.Set).
+    if (o.request) for (const [k, v] of Object.entries(o.request.headers)) headers[k.toLowerCase()] = v;
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const method = o.request?.method ?? (body === undefined ? 'GET' : 'POST');
+    const req = send(url, { method, headers, ...(url.protocol === 'https:' && c?.ca ? { ca: c.ca } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       const finish = () => done({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() });

@@ -99,6 +99,25 @@ describe('withPolicies with platform policies (a ClusterRolloutGate that selects
     expect(c.prometheusUrl).toBe('http://team-prometheus:9090');
   });
 
+  it("an Argo analysis is one gate named <reference>/analysis; a platform policy's goes to the operator's Prometheus", () => {
+    const analysis = { templates: [{ templateName: 'success-rate', clusterScope: true }] };
+    const lookup: PolicyLookup = { ...found, 'cluster/platform': policy({ ...scope, enforce: true, analysis }), argo: policy({ analysis: { templates: [{ templateName: 'smoke' }] } }) };
+    const a = { [KEYS.gates]: 'argo' };
+    const c = merge(a, lookup);
+    if ('problem' in c) throw new Error(c.problem);
+    expect(c.analysisGates).toEqual([
+      { name: 'argo/analysis', ref: { templates: [{ templateName: 'smoke' }], args: [] } },
+      { name: 'cluster/platform/analysis', ref: { templates: [{ templateName: 'success-rate', clusterScope: true }], args: [] }, clusterOnly: true },
+    ]);
+    expect(c.operatorGates).toEqual(['cluster/platform/analysis']);
+    // Without the controller's --prometheus-url the platform's analysis cannot be measured: held.
+    expect(merge(a, lookup, false)).toEqual({ problem: expect.stringContaining('ClusterRolloutGate platform') });
+    // A ClusterRolloutGate naming a namespaced template would let the namespace rewrite the platform's gate.
+    const local = { ...lookup, 'cluster/platform': policy({ ...scope, enforce: true, analysis: { templates: [{ templateName: 'success-rate' }] } }) };
+    expect(merge(a, local)).toEqual({ problem: expect.stringContaining('a ClusterRolloutGate names ClusterAnalysisTemplates only (clusterScope: true)') });
+    expect(c.analysisGates?.[1]).toMatchObject({ clusterOnly: true });
+  });
+
   it('a policy selected by labels and also named counts once', () => {
     const a = { [KEYS.gates]: 'cluster/platform' };
     const c = merge(a);

@@ -83,6 +83,12 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
     hooks: [...cfg.hooks, ...policies.flatMap(({ ref, policy }) => named(ref, policy.hooks ?? []))],
     dryRun: [...cfg.dryRun, ...policies.flatMap(({ ref, policy }) => policy.dryRun.map((n) => `${ref}/${n}`))],
   };
+  const analysisGates = [...(cfg.analysisGates ?? []), ...policies.flatMap(({ ref, policy }) => (policy.analysis ? [{ name: `${ref}/analysis`, ref: policy.analysis, ...(ref.startsWith('cluster/') ? { clusterOnly: true as const } : {}) }] : []))];
+  // A ClusterRolloutGate's analysis names ClusterAnalysisTemplates only: a namespaced template is the
+  // namespace's to edit, and would let a team rewrite the platform's gate.
+  const local = policies.find(({ ref, policy }) => ref.startsWith('cluster/') && policy.analysis?.templates.some((t) => !t.clusterScope));
+  if (local) return { problem: `gate policy ${describeRef(local.ref)} (${howApplied(local.ref, own, selected)}) cannot be used: spec.analysis.templates: a ClusterRolloutGate names ClusterAnalysisTemplates only (clusterScope: true); the rollout holds until it is fixed` };
+  if (analysisGates.length > 0) out.analysisGates = analysisGates;
   // One checkpoint of every policy's (src/checkpoints/spec.ts): a platform's and a team's together.
   const checkpoint = mergeCheckpoints(policies.flatMap(({ ref, policy }) => (policy.checkpoint ? [{ ref, spec: policy.checkpoint }] : [])));
   if (checkpoint && 'problem' in checkpoint) return { problem: `${checkpoint.problem}; the rollout holds until they agree` };
@@ -97,10 +103,11 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
   // A platform policy's queries and comparisons are measured by the platform's Prometheus: a URL or a
   // Secret the StatefulSet names would let a team answer its own platform's checks.
   const platform = policies.filter(({ policy }) => policy.scope);
-  const operatorGates = platform.flatMap(({ ref, policy }) => [...named(ref, policy.queries), ...named(ref, policy.compare)].map((g) => g.name));
+  // An Argo analysis of a platform policy too: its Prometheus metrics go there, whatever address the template says.
+  const operatorGates = platform.flatMap(({ ref, policy }) => [...named(ref, policy.queries), ...named(ref, policy.compare), ...(policy.analysis ? [{ name: `${ref}/analysis` }] : [])].map((g) => g.name));
   if (operatorGates.length > 0) {
     if (!opts.operatorPrometheus) {
-      const first = platform.find(({ policy }) => policy.queries.length + policy.compare.length > 0)?.ref ?? '';
+      const first = platform.find(({ policy }) => policy.queries.length + policy.compare.length + (policy.analysis ? 1 : 0) > 0)?.ref ?? '';
       return { problem: `gate policy ${describeRef(first)} (${howApplied(first, own, selected)}) has Prometheus gates, which go only to the controller's own --prometheus-url, and the controller has none: they cannot be evaluated; the rollout holds until it is set` };
     }
     out.operatorGates = operatorGates;
@@ -109,9 +116,9 @@ export function withPolicies(cfg: RolloutConfig, annotations: Record<string, str
   // ClusterRolloutGate's, whoever could write a RolloutGate being the team itself.
   const unscoped = policies.filter(({ ref, policy }) => policy.unscoped && ref.startsWith('cluster/')).flatMap(({ ref, policy }) => [...named(ref, policy.queries), ...named(ref, policy.compare)].map((g) => g.name));
   if (unscoped.length > 0) out.unscopedGates = unscoped;
-  const count = out.gates.length + out.httpGates.length + out.compareGates.length + out.jobGates.length;
+  const count = out.gates.length + out.httpGates.length + out.compareGates.length + out.jobGates.length + (out.analysisGates?.length ?? 0);
   if (count > MAX_GATES) return { problem: `${count} gates with the policies of phased-rollout.io/gates${selected.length > 0 ? ' and those that select this namespace' : ''}; at most ${MAX_GATES} in all` };
-  const enforced = [...out.gates, ...out.httpGates, ...out.jobGates].some((g) => !out.dryRun.includes(g.name));
+  const enforced = [...out.gates, ...out.httpGates, ...out.jobGates, ...(out.analysisGates ?? [])].some((g) => !out.dryRun.includes(g.name));
   if (!enforced) {
     return {
       problem:

@@ -22,8 +22,8 @@ describe('parsePolicySpec', () => {
   });
 
   it.each([
-    [{}, ['spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint']],
-    [null, ['spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint']],
+    [{}, ['spec: at least one gate in queries, http, compare, jobs or analysis, a hook in hooks, or a checkpoint']],
+    [null, ['spec: at least one gate in queries, http, compare, jobs or analysis, a hook in hooks, or a checkpoint']],
     [{ queries: 'up' }, ['spec.queries: a list']],
     [{ queries: [{ name: 'Bad', query: 'up' }] }, ['spec.queries[0].name: a DNS label (lowercase letters, digits, "-", at most 63)']],
     [{ queries: [{ name: 'a', query: 'up' }, { name: 'a', query: 'up' }] }, ['spec.queries[1].name: a is used twice']],
@@ -52,6 +52,11 @@ describe('parsePolicySpec', () => {
     const template = { spec: { template: { spec: { containers: [{ name: 'check', image: 'busybox', command: ['true'] }] } } } };
     const p = parsePolicySpec({ jobs: [{ name: 'smoke', template }, { name: 'verify', runs: 'check', timeoutSeconds: 30, template, dryRun: true }] });
     expect(p).toMatchObject({ jobs: [{ name: 'job.smoke', runs: 'step', timeoutSeconds: 600, template }, { name: 'job.verify', runs: 'check', timeoutSeconds: 30 }], dryRun: ['job.verify'] });
+  });
+
+  it("reads Argo analysis: a policy of it alone is one gate; its problems under spec.analysis", () => {
+    expect(parsePolicySpec({ analysis: { templates: [{ templateName: 'success-rate' }], args: [{ name: 'service-name', value: 'db' }] } })).toMatchObject({ analysis: { templates: [{ templateName: 'success-rate' }], args: [{ name: 'service-name', value: 'db' }] }, queries: [] });
+    expect(parsePolicySpec({ analysis: { templates: [] } })).toEqual(['spec.analysis.templates: a list of 1 to 10 templates']);
   });
 
   it('reads a checkpoint: a policy of a checkpoint alone, its problems under spec.checkpoint', () => {

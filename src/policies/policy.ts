@@ -9,6 +9,7 @@ import { parseJobGate, type JobGateTemplate } from '../jobs/template.js';
 import { MAX_POLICY_HOOKS, parseHook, type HookTemplate } from '../hooks/template.js';
 import { parseScope, type PolicyScope } from './scope.js';
 import { parseCheckpoint, type CheckpointSpec } from '../checkpoints/spec.js';
+import { parseAnalysisRef, type AnalysisRef } from '../argo/reference.js';
 
 /** GROUP and VERSION of the policy resources. */
 export const POLICY_GROUP = 'phased-rollout.io';
@@ -29,6 +30,8 @@ export interface GatePolicy {
   hooks: HookTemplate[];
   /** A volume snapshot of each member before its pod is replaced (src/checkpoints/spec.ts). */
   checkpoint?: CheckpointSpec;
+  /** Argo Rollouts' AnalysisTemplates to run at each step (spec.analysis: src/argo/reference.ts). */
+  analysis?: AnalysisRef;
   /** Names (query.<name>, http.<name>, compare.<name>, job.<name>) of its dry-run gates. */
   dryRun: string[];
   timing: Partial<Record<TimingKey, number>>;
@@ -122,9 +125,14 @@ export function parsePolicySpec(spec: unknown): GatePolicy | string[] {
     if (Array.isArray(cp)) problems.push(...cp);
     else out.checkpoint = cp;
   }
+  if (s.analysis !== undefined) {
+    const a = parseAnalysisRef(s.analysis);
+    if (Array.isArray(a)) problems.push(...a);
+    else out.analysis = a;
+  }
   if (out.hooks.length > MAX_POLICY_HOOKS) problems.push(`spec.hooks: at most ${MAX_POLICY_HOOKS} (${out.hooks.length})`);
-  const count = out.queries.length + out.http.length + out.compare.length + out.jobs.length;
-  if (count === 0 && out.hooks.length === 0 && s.checkpoint === undefined && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare or jobs, a hook in hooks, or a checkpoint');
+  const count = out.queries.length + out.http.length + out.compare.length + out.jobs.length + (out.analysis ? 1 : 0);
+  if (count === 0 && out.hooks.length === 0 && s.checkpoint === undefined && problems.length === 0) problems.push('spec: at least one gate in queries, http, compare, jobs or analysis, a hook in hooks, or a checkpoint');
   if (count > MAX_POLICY_GATES) problems.push(`spec: at most ${MAX_POLICY_GATES} gates in all (${count})`);
   for (const key of TIMING) {
     const v = s[key];

@@ -1,7 +1,7 @@
 // The gate query: GET {url}/api/v1/query?query=... with a timeout, optional bearer/basic auth and CA.
 import { boundedGet, type Credentials } from '../net/bounded-get.js';
 import type { Verdict } from '../rollout/types.js';
-import { valuesOf, verdictOf } from './verdict.js';
+import { readAnswer, valuesOf, verdictOf } from './verdict.js';
 
 export type { Credentials } from '../net/bounded-get.js';
 
@@ -54,4 +54,16 @@ async function get(q: GateQuery): Promise<{ status: number; body: string } | { e
 export async function querySamples(q: GateQuery): Promise<number[] | Verdict> {
   const r = await get(q);
   return 'error' in r ? { result: 'error', detail: r.error } : valuesOf(r.status, r.body);
+}
+
+/**
+ * queryData runs one instant query and returns its `data` as Prometheus wrote it (for Argo's
+ * templates, whose conditions judge the values themselves: src/argo/prometheus.ts), or why there is
+ * none; it never throws. The same bounds as queryGate.
+ */
+export async function queryData(q: GateQuery): Promise<{ data: { resultType: string; result: unknown } } | { error: string }> {
+  const r = await get(q);
+  if ('error' in r) return { error: r.error };
+  const data = readAnswer(r.status, r.body);
+  return 'detail' in data ? { error: data.detail } : { data: { resultType: String(data.resultType), result: data.result } };
 }

@@ -21,7 +21,7 @@ function sampleValue(s: unknown): number | undefined {
 type Answer = { status?: unknown; error?: unknown; errorType?: unknown; data?: { resultType?: unknown; result?: unknown } };
 
 /** readAnswer parses an answer of /api/v1/query down to its data, or says why it is not one (an error). */
-function readAnswer(httpStatus: number, body: string): { resultType: unknown; result: unknown } | Verdict {
+export function readAnswer(httpStatus: number, body: string): { resultType: unknown; result: unknown } | Verdict {
   let json: Answer;
   try {
     json = JSON.parse(body) as Answer;

@@ -23,6 +23,8 @@ export interface Ctx {
   pods: string;
   /** A retry was taken now (src/rollout/retry.ts): the status is written whatever it says, so it moves on. */
   retried?: true;
+  /** `restore: on-rollback` applies: a rollback's plans ask the shell to carry its restores on (PlanResult.restores). */
+  restores?: true;
 }
 
 export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<PlanResult> = {}, partition = c.input.sts.partition): PlanResult {
@@ -69,7 +71,10 @@ export function finish(c: Ctx, phase: Phase, message: string, extra: Partial<Pla
     actions.push({ type: 'writeStatus', status: next });
   }
   const { memory: _ignored, ...rest } = extra;
-  return { phase, ...rest, memory, actions };
+  // The shell finishes the restores a rollback began (controller/restores.ts) while it reverts, and once
+  // more when it is over (the last member's mark goes when its pod runs Ready).
+  const restores = c.restores && (phase === 'RollingBack' || phase === 'RolledBack') ? { restores: true as const } : {};
+  return { phase, ...rest, memory, actions, ...restores };
 }
 
 /**
@@ -80,7 +85,7 @@ export function gateFingerprint(cfg: RolloutConfig, check: CheckRequest): string
   // The templates, not the rendered queries: a per-pod query names another pod at every step, and that
   // is the same gate. Gates routed to the operator's Prometheus count only when there are some, so a
   // rollout without platform policies keeps the fingerprint of earlier releases.
-  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit, ...(cfg.operatorGates ? [cfg.operatorGates] : [])]);
+  return JSON.stringify([check.prometheusUrl ?? '', cfg.gates, check.secretName ?? '', cfg.httpGates, cfg.httpSecret ?? '', cfg.successThreshold, cfg.failureThreshold, cfg.periodSeconds, cfg.initialDelaySeconds, cfg.compareGates, cfg.jobGates, cfg.analysisGates ?? [], cfg.dryRun, cfg.errorLimit, cfg.inconclusiveLimit, ...(cfg.operatorGates ? [cfg.operatorGates] : [])]);
 }
 
 /**
@@ -98,10 +103,10 @@ export function waitAtZero(c: Ctx): PlanResult {
  * The failed revision is recorded in the status so that it is not rolled again when re-applied.
  */
 export function rollback(c: Ctx, goodRevision: string, reason: FailureReason, message: string, cfg?: RolloutConfig): PlanResult {
-  // With prepare hooks every pod is held first, so that the StatefulSet controller replaces none before
-  // its hooks ran: the revert then releases one pod at a time (src/rollout/hook-steps.ts, revertStep).
+  // With prepare hooks (or a restore on rollback) every pod is held first, so that the StatefulSet
+  // controller replaces none before its hooks ran (or over the claims the failed revision left): the revert then releases one pod at a time (src/rollout/hook-steps.ts, revertStep).
   const { sts } = c.input;
-  if (cfg?.hooks.some((h) => h.when === 'prepare') && sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
+  if ((cfg?.hooks.some((h) => h.when === 'prepare') || cfg?.checkpoint?.restore === 'on-rollback') && sts.partition < sts.replicas) c.actions.push({ type: 'setPartition', from: sts.partition, to: sts.replicas });
   c.actions.push({ type: 'restoreTemplate', revision: goodRevision });
   c.status = { failedRevision: c.revision, failureReason: reason };
   return finish(c, 'RollingBack', message, { memory: undefined, requeueAfterMs: 1000 });

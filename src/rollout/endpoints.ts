@@ -20,7 +20,9 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
   if (unscoped.size > 0 && !platformUrl) return { invalid: `gates ${[...unscoped].join(', ')} of a ClusterRolloutGate with tenantScoped: false go only to the controller's --platform-prometheus-url or --prometheus-url, and it has neither` };
   for (const g of unscoped) operator.add(g);
   const queries = cfg.gates.filter((g) => !operator.has(g.name)).length + cfg.compareGates.filter((g) => !operator.has(g.name)).length;
-  const prometheusUrl = queries > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
+  // An Argo analysis's metrics go to the address their template names (when allowed), else here too.
+  const analyses = (cfg.analysisGates ?? []).filter((g) => !operator.has(g.name)).length;
+  const prometheusUrl = queries > 0 || analyses > 0 ? (cfg.prometheusUrl ?? input.defaultPrometheusUrl) : undefined;
   if (queries > 0 && !prometheusUrl) return { invalid: 'no Prometheus URL: set phased-rollout.io/prometheus-url or the controller flag --prometheus-url' };
   const allowedUrls = input.allowedPrometheusUrls ?? [];
   if (prometheusUrl && !urlAllowed(prometheusUrl, allowedUrls)) return { invalid: `Prometheus URL ${prometheusUrl} is not allowed: use ${notAllowedMessage(allowedUrls)}` };
@@ -50,7 +52,7 @@ export function checkEndpoints(cfg: RolloutConfig, input: PlanInput, revision: s
       ...(cfg.httpGates.length > 0 ? { http: cfg.httpGates } : {}),
       ...(cfg.httpSecret ? { httpSecretName: cfg.httpSecret } : {}),
       ...(cfg.dryRun.length > 0 ? { dryRun: cfg.dryRun } : {}),
-      ...((prometheusUrl || operator.size > 0) && input.tenantLabel ? { tenant: { label: input.tenantLabel, value: sts.namespace } } : {}),
+      ...((prometheusUrl || operator.size > 0 || analyses > 0) && input.tenantLabel ? { tenant: { label: input.tenantLabel, value: sts.namespace } } : {}),
     },
   };
 }

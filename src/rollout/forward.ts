@@ -139,6 +139,9 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   if (cfg.failureThreshold > 0 && m.failures >= cfg.failureThreshold) {
     return giveUp(c, cfg, 'FailureThreshold', `gate failed ${m.failures} times in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'})`, m);
   }
+  // An Argo analysis run that ended Failed or Error: the failure path at once, as Argo aborts on it.
+  const ended = m.lastVerdict?.decisive ? m.lastVerdict : undefined;
+  if (ended?.result === 'fail') return giveUp(c, cfg, 'FailureThreshold', `analysis run failed at partition ${p} (${ended.detail})`, m);
   // error-limit: gates that cannot be evaluated for this long are a failure too. Off by default: an
   // outage holds a rollout, never advances it, never fails it.
   if (cfg.errorLimit > 0 && (m.errors ?? 0) >= cfg.errorLimit) {
@@ -158,6 +161,9 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   else if (held && prev) return inconclusiveHold(c, prev.message, m, true);
   else if (cfg.inconclusiveLimit > 0 && (m.inconclusive ?? 0) >= cfg.inconclusiveLimit) {
     return inconclusiveHold(c, `paused: ${m.inconclusive} inconclusive checks in a row at partition ${p} (${m.lastVerdict?.detail ?? 'no detail'}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m, false);
+  } else if (ended?.result === 'inconclusive') {
+    // Argo pauses a Rollout on an Inconclusive run: our promotable hold.
+    return inconclusiveHold(c, `paused: analysis run inconclusive at partition ${p} (${ended.detail}); kubectl phased-rollout promote ${sts.name} to take the step, or abort`, m, false);
   }
 
   // A pod that went down and came back (or was replaced) since the streak began changes its (UID, Ready
@@ -269,12 +275,23 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   }
   const due = m.lastCheckAtMs === undefined ? nowMs : m.lastCheckAtMs + cfg.periodSeconds * 1000;
   const progress = `gate ${m.streak}/${cfg.successThreshold} at partition ${p}${last}`;
-  if (nowMs < due) return finish(c, 'Checking', progress, { memory: m, requeueAfterMs: due - nowMs });
+  // An analysis run that could not be made is asked again at once (every 2 s), whatever the period.
+  if (nowMs < due && !m.analysisProblem) return finish(c, 'Checking', progress, { memory: m, requeueAfterMs: due - nowMs });
   const ctx = podContext(sts, p, c.revision);
   const rendered: CheckRequest = { ...check, gates: check.gates.map((g) => ({ name: g.name, query: renderQuery(g.query, ctx) })) };
   if (check.http) rendered.http = check.http.map((g) => ({ name: g.name, url: renderUrl(g.url, ctx) }));
   // Job gates: the step they judge goes on the Job (src/jobs/job-gate.ts), so a restarted controller finds it.
   if (cfg.jobGates.length > 0) rendered.jobs = cfg.jobGates.map((g) => ({ ...g, revision: c.revision, partition: p, pod: ctx.pod, pods: m.podsKey ?? '' }));
+  // Argo analysis: one run per step (the memory's step and the pods it judges); a new step, a new run.
+  if (cfg.analysisGates && cfg.analysisGates.length > 0) {
+    const fields = { name: sts.name, namespace: sts.namespace, uid: sts.uid ?? '', labels: sts.labels ?? {}, annotations: argAnnotations(sts.annotations), replicas: sts.replicas, latest: c.revision, ...(c.previous ? { stable: c.previous } : {}) };
+    // The run belongs to this step as this memory knows it: its pods and the memory's start, so that a
+    // retry or a pause (each drops the memory) starts a new run too; a hold asks no check, and the shell
+    // lets the run go then (controller/reconcile.ts). Nothing here changes from one reconcile to the next:
+    // the check under way is found again by it.
+    const step = `${m.step}/${m.podsKey ?? ''}/${m.seenAtMs}`;
+    rendered.analysis = cfg.analysisGates.map((g) => ({ name: g.name, ref: g.ref, step, fields, ...(g.clusterOnly ? { clusterOnly: true as const } : {}) }));
+  }
   // Comparisons need pods on both revisions: not before the first step, not at the final check, nor
   // without a revision this rollout started from. The other gates judge those checks.
   const old = c.previous;
@@ -282,6 +299,10 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
   if (cfg.compareGates.length > 0 && old && on(c.revision) && on(old)) {
     rendered.compare = cfg.compareGates.map((g) => ({ name: g.name, newQuery: renderQuery(g.query, ctx), oldQuery: renderQuery(g.query, { ...ctx, revision: old }), criteria: g.criteria }));
   }
+  // An analysis run that cannot be made holds the step as a configuration problem, its check asked
+  // again (the template read again) until it can (controller/argo.ts).
+  // Held so, the rollout makes no progress it could be blamed for: the progress deadline starts again.
+  if (m.analysisProblem) return finish(c, 'Invalid', `${m.analysisProblem}; the step at partition ${p} holds until it is fixed`, { memory: { ...m, progressAtMs: nowMs }, check: rendered, requeueAfterMs: 2000 });
   return finish(c, 'Checking', progress, { memory: m, check: rendered, requeueAfterMs: cfg.periodSeconds * 1000 });
 }
 
@@ -295,4 +316,12 @@ function statusBehind(sts: PlanInput['sts'], byIndex: Map<number, PodView>, revi
     if (p.revision === revision) updated++;
   }
   return (sts.readyReplicas ?? 0) !== ready || (sts.updatedReplicas ?? 0) !== updated;
+}
+
+/**
+ * argAnnotations: the annotations an analysis arg may read, without those this controller and kubectl
+ * write (the status changes at every write, and the check's identity must not).
+ */
+function argAnnotations(a: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(a).filter(([k]) => k !== 'phased-rollout.io/status' && k !== 'kubectl.kubernetes.io/last-applied-configuration'));
 }

@@ -27,6 +27,11 @@ export interface NamedVerdict {
   verdict: Verdict;
   /** A dry-run gate (phased-rollout.io/dry-run): recorded, never part of the combined verdict. */
   dryRun?: boolean;
+  /**
+   * A metric of an Argo analysis gate (that gate's name): recorded in the history so that status and
+   * the dashboard show each metric, never part of the combined verdict (its run's verdict is).
+   */
+  partOf?: string;
 }
 
 /**
@@ -39,7 +44,7 @@ export function combineVerdicts(results: NamedVerdict[]): Verdict {
   const named = (r: NamedVerdict) => (results.length > 1 || r.name !== 'query' ? `${r.name}: ${r.verdict.detail}` : r.verdict.detail);
   for (const result of ['fail', 'error', 'inconclusive'] as const) {
     const bad = results.filter((r) => r.verdict.result === result);
-    if (bad.length > 0) return { result, detail: bad.map(named).join('; ') };
+    if (bad.length > 0) return { result, detail: bad.map(named).join('; '), ...(bad.some((r) => r.verdict.decisive) ? { decisive: true as const } : {}) };
   }
   if (results.length === 0) return { result: 'error', detail: 'no gate to check' };
   return { result: 'pass', detail: results.map(named).join('; ') };

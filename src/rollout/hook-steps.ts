@@ -8,7 +8,7 @@ import type { RolloutConfig } from '../annotations.js';
 import { recordCheck } from './outcomes.js';
 import { recordMeasurements } from './history.js';
 import { finish, type Ctx } from './context.js';
-import { checkpointRuns, hookProgress, hookRuns, releasedAt, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
+import { checkpointRuns, hookProgress, hookRuns, releasedAt, restoreRuns, revertTarget, type HookProgress, type HookRun, type HookStep } from './hooks.js';
 import { missingTemplates } from '../checkpoints/snapshots.js';
 import type { Memory, PlanResult, PodView } from './types.js';
 import { readStatus } from './status.js';
@@ -154,50 +154,77 @@ export function settleStep(c: Ctx, cfg: RolloutConfig, m0: Memory, byIndex: Map<
 
 /**
  * revertStep restores the pods of a revert one at a time when there are prepare hooks (a primary needs
- * its switchover in a rollback as much as in a rollout): the highest pod still on another revision is
- * held by the partition until its prepare hooks have run, then released. A revert never waits for a
- * gate, and a hook does not stop it either: each hook is bounded by its timeout (a Job's deadline, the
- * HTTP request's), and one that fails or times out is told in a Warning Event and the revert goes on.
- * Undefined when there is no prepare hook: the caller restores every pod at once (partition 0).
+ * its switchover in a rollback as much as in a rollout) or a restore on rollback: the highest pod still
+ * on another revision is held by the partition until its prepare hooks have run (and, on the failed
+ * revision with `restore: on-rollback`, its claims were given up for its checkpoint), then released. A
+ * revert never waits for a gate, and a hook does not stop it either: each hook is bounded by its timeout
+ * (a Job's deadline, the HTTP request's), and one that fails or times out is told in a Warning Event and
+ * the revert goes on. Undefined when there is neither: the caller restores every pod at once (partition 0).
  */
 export function revertStep(c: Ctx, cfg: RolloutConfig, stale: readonly PodView[], byIndex: Map<number, PodView>, reverting: Memory): PlanResult | undefined {
-  if (!cfg.hooks.some((h) => h.when === 'prepare')) return undefined;
+  const restores = restoresOnRollback(c, cfg);
+  if (!cfg.hooks.some((h) => h.when === 'prepare') && !restores) return undefined;
   const { sts } = c.input;
   // A pod not ready on another revision is deleted (plan.ts); held below the partition it would come
   // back on the current revision. When that is not the one restored (a rollback after the last step),
   // it could never become Ready, and under OrderedReady nothing above it would be replaced: such a
-  // revert goes without hooks, every pod at once, as a revert without hooks does.
-  if (sts.currentRevision !== c.revision && stale.some((p) => !p.ready && !p.deleting)) {
+  // revert goes without hooks, every pod at once, as a revert without hooks does. Not with a restore:
+  // every pod would come back over the claims the failed revision damaged; each goes at its turn instead.
+  if (!restores && sts.currentRevision !== c.revision && stale.some((p) => !p.ready && !p.deleting)) {
     c.actions.push({ type: 'event', eventType: 'Warning', reason: 'HookSkipped', message: `rollback to ${c.revision} restores every pod at once without prepare hooks: a pod not ready on revision ${sts.currentRevision} would come back on it while held` });
     return undefined;
   }
   const going = stale.filter((p) => !p.deleting);
   const top = going.reduce<PodView | undefined>((a, p) => (!a || p.index > a.index ? p : a), undefined);
-  const msg = (what: string) => `restoring ${stale.length} pod(s) to known-good revision ${c.revision} one at a time (prepare hooks); ${what}`;
+  const what = restores ? 'prepare hooks, and each member on the failed revision restored from its checkpoint' : 'prepare hooks';
+  const msg = (detail: string) => `restoring ${stale.length} pod(s) to known-good revision ${c.revision} one at a time (${what}); ${detail}`;
   // A pod still coming back (or one being deleted) is the StatefulSet controller's step in flight.
   const inFlight = stale.find((p) => p.deleting) ?? (top ? [...Array(sts.replicas).keys()].filter((i) => i > top.index).map((i) => byIndex.get(i)).find((p) => !p || !p.ready || p.revision !== c.revision) : undefined);
   if (!top || inFlight !== undefined) {
     const name = inFlight && 'name' in inFlight ? inFlight.name : 'the pod above';
     return finish(c, 'RollingBack', msg(`waiting for ${name}`), { memory: reverting, requeueAfterMs: 1000 }, sts.partition);
   }
-  // Not ready: it serves nothing to prepare; deleted by the caller and restored without hooks.
-  const runs = top.ready ? attemptRuns(c, cfg.hooks, { when: 'prepare', pods: [{ name: top.name, index: top.index, uid: top.uid, ...(top.readySinceMs !== undefined ? { readySinceMs: top.readySinceMs } : {}) }], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
+  // Not ready: it serves nothing to prepare, so no hook runs; deleted by the caller and restored
+  // without hooks, or here, once its claims were given up for its checkpoint.
+  const pod = { name: top.name, index: top.index, uid: top.uid, revision: top.revision, ...(top.readySinceMs !== undefined ? { readySinceMs: top.readySinceMs } : {}) };
+  const failed = c.prev?.failedRevision;
+  const runsOf = (s: HookStep) => [...(top.ready ? hookRuns(cfg.hooks, s) : []), ...restoreRuns(cfg.checkpoint, c.input.sts.claimTemplates ?? [], failed, s)];
+  const runs = top.ready || restores ? attemptRuns(c, runsOf, { when: 'prepare', pods: [pod], revision: c.revision, fromRevision: top.revision, direction: 'rollback', updated: readyOn(byIndex, c.revision), partition: top.index }) : [];
   const p = runs.length > 0 ? progressOf(c, runs) : undefined;
+  // A run that did not succeed ends only itself: the runs after it still run (another hook, the
+  // restore), each bounded, and the pod goes once the last one ended.
+  const onward = p?.state === 'failed' && runs.at(-1)?.key !== p.run.key;
   const to = revertTarget(
     going.map((x) => x.index),
-    !p || p.state !== 'waiting',
+    !p || (p.state !== 'waiting' && !onward),
   ) as number;
   if (to !== sts.partition) c.actions.push({ type: 'setPartition', from: sts.partition, to });
-  if (p?.state === 'failed') c.actions.push({ type: 'event', eventType: 'Warning', reason: 'HookFailed', message: `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} during the rollback (${p.outcome.detail}); the rollback goes on` });
+  if (p?.state === 'failed') {
+    const restore = p.run.restore !== undefined;
+    c.actions.push({ type: 'event', eventType: 'Warning', reason: restore ? 'RestoreSkipped' : 'HookFailed', message: restore ? `pod ${p.run.pod} is not restored from a checkpoint (${p.outcome.detail}); it comes back on ${c.revision} over the claims revision ${p.run.fromRevision ?? '?'} left, and the rollback goes on` : `prepare hook ${p.run.hook} did not succeed for pod ${p.run.pod} during the rollback (${p.outcome.detail}); the rollback goes on` });
+    if (onward) {
+      c.status = { ...c.status, hooksDone: [p.run.key] };
+      return finish(c, 'RollingBack', msg(`${p.run.hook} did not succeed for pod ${p.run.pod}; its next run goes`), { memory: reverting, requeueAfterMs: HOOK_POLL_MS }, to);
+    }
+  }
   if (p?.state === 'waiting') {
     c.status = { ...c.status, hooksDone: p.done.slice(-1) };
     return finish(c, 'RollingBack', msg(p.detail), { memory: reverting, hooks: { runs: p.left, bounded: true }, requeueAfterMs: HOOK_POLL_MS }, to);
   }
+  // With a restore, the pod goes at once with the partition write: the StatefulSet controller would
+  // leave a pod that is not ready where it is (OrderedReady), and the one that comes back waits for its
+  // claims, which the restore makes from the checkpoint (controller/restores.ts).
+  if (restores && !top.deleting) c.actions.push({ type: 'deletePod', name: top.name, uid: top.uid, reason: 'RollbackPodDeleted', message: `deleted pod ${top.name} on revision ${top.revision} so it comes back on ${c.revision}${runs.some((r) => r.restore) ? ' over claims restored from its checkpoint' : ''}` });
   // Released with its hooks done (or failed): recorded with the partition write, so that no later plan
   // runs them again or raises the partition back over the pod before it is replaced.
   const last = runs.at(-1);
   if (last) c.status = { ...c.status, hooksDone: [last.key] };
   return finish(c, 'RollingBack', msg(`pod ${top.name} goes next`), { memory: reverting, requeueAfterMs: 1000 }, to);
+}
+
+/** restoresOnRollback: this revert gives members their checkpoints back (a rollback of a failed revision, `restore: on-rollback`). */
+export function restoresOnRollback(c: Ctx, cfg: RolloutConfig): boolean {
+  return cfg.checkpoint?.restore === 'on-rollback' && c.prev?.failedRevision !== undefined;
 }
 
 /**

@@ -39,6 +39,19 @@ export interface HookRun {
   url?: string;
   /** A checkpoint (src/checkpoints/snapshots.ts): the pod's claims snapshotted, the last run of its step. */
   checkpoint?: CheckpointTarget;
+  /** A restore on rollback (controller/restores.ts): the pod's claims given back from its checkpoint, the last run before its revert. */
+  restore?: RestoreTarget;
+}
+
+/**
+ * RestoreTarget is a member a rollback gives its checkpoint back (`restore: on-rollback`): its claims,
+ * and the pod on the failed revision whose data they hold. The checkpoint is the one cut right before
+ * that revision first replaced the member (its labels say both revisions; it is older than the pod).
+ */
+export interface RestoreTarget {
+  claims: { template: string; claim: string }[];
+  failedRevision: string;
+  podUid: string;
 }
 
 /** HookOutcome is what the shell read of one run now. `running`: its Job runs or waits its turn. */
@@ -123,6 +136,21 @@ export function checkpointRuns(cp: CheckpointSpec | undefined, templates: readon
     // The data it holds is of the revision the pod runs now, which need not be where the rollout began.
     const from = pod.revision ?? s.fromRevision;
     return { ...runOf(s, cp.name, pod, cp.timeoutSeconds, `${cp.name}~${what}`), ...(from ? { fromRevision: from } : {}), checkpoint: { className: cp.className, waitFor: cp.waitFor, keep: cp.keep, claims } };
+  });
+}
+
+/**
+ * restoreRuns lists a revert step's restore (`restore: on-rollback`): one run per pod it releases that
+ * runs the failed revision, after its prepare hooks (a hook may hand a primary role over first). The
+ * run gives the claims up for their checkpoint before the partition write lets the pod go; the pod
+ * then comes back on the known-good revision over the restored claims. None for a forward step, for a
+ * pod on another revision (an undo's, not a failure's), or without a checkpoint policy that asks.
+ */
+export function restoreRuns(cp: CheckpointSpec | undefined, templates: readonly string[], failedRevision: string | undefined, s: HookStep): HookRun[] {
+  if (cp?.restore !== 'on-rollback' || !failedRevision || s.when !== 'prepare' || s.direction !== 'rollback') return [];
+  return s.pods.flatMap((pod) => {
+    if (pod.revision !== failedRevision || !pod.uid) return [];
+    return [{ ...runOf(s, cp.name, pod, cp.timeoutSeconds, `${cp.name}~restore`), fromRevision: failedRevision, restore: { claims: claimsOf(pod.name, templates, cp.claims), failedRevision, podUid: pod.uid } }];
   });
 }
 

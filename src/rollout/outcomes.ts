@@ -26,8 +26,10 @@ export function recordVerdict(m: Memory, v: Verdict, nowMs: number): Memory {
 
 /** recordCheck folds every gate's verdict of one check into the memory: the enforced ones decide, all are recorded. */
 export function recordCheck(m: Memory, results: readonly NamedVerdict[], nowMs: number): Memory {
-  const verdict = combineVerdicts(results.filter((r) => !r.dryRun));
-  return { ...recordVerdict(m, verdict, nowMs), history: recordMeasurements(m.history, results, nowMs) };
+  const verdict = combineVerdicts(results.filter((r) => !r.dryRun && !r.partOf));
+  // Every run could be made this time: a problem told before is over.
+  const { analysisProblem: _, ...rest } = m;
+  return { ...recordVerdict(rest, verdict, nowMs), history: recordMeasurements(m.history, results, nowMs) };
 }
 
 /**

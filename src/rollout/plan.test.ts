@@ -402,6 +402,31 @@ describe('plan: per-pod and named gates', () => {
     expect(partitionMoves(failed)).toEqual([]);
     expect(statusOf(failed)?.message).toContain('gate failed 2 times in a row at partition 2 (query.lag: value 9)');
   });
+
+  it("an Argo analysis run's end acts at once, whatever the thresholds: Failed takes the failure path, Inconclusive holds for promote", () => {
+    const at2 = (nowMs = T0, memory?: Memory) => input(sts({ ann, partition: 2 }), pods(['old', 'old', 'new']), nowMs, memory);
+    const once = runChecks(at2(), ['pass']);
+    const failedRun = recordVerdict(once.memory!, { result: 'fail', detail: 'p/analysis: analysis Failed', value: 'Failed', decisive: true }, once.now);
+    const failed = plan(at2(once.now, failedRun));
+    expect(failed.phase).toBe('Failed');
+    expect(statusOf(failed)?.message).toContain('analysis run failed at partition 2 (p/analysis: analysis Failed)');
+    const inconclusive = plan(at2(once.now, recordVerdict(once.memory!, { result: 'inconclusive', detail: 'p/analysis: analysis Inconclusive', decisive: true }, once.now)));
+    expect(inconclusive.phase).toBe('Paused');
+    expect(statusOf(inconclusive)).toMatchObject({ reason: 'Inconclusive' });
+    // A run that cannot be made: Invalid with the reason, the check asked again; a check that could run clears it.
+    const refused = plan(at2(once.now, { ...once.memory!, analysisProblem: 'analysis p/analysis cannot run: AnalysisTemplate x not found' }));
+    expect(refused.phase).toBe('Invalid');
+    expect(statusOf(refused)?.message).toBe('analysis p/analysis cannot run: AnalysisTemplate x not found; the step at partition 2 holds until it is fixed');
+    expect(refused.check).toBeDefined();
+    expect(partitionMoves(refused)).toEqual([]);
+    expect(recordCheck({ ...once.memory!, analysisProblem: 'x' }, [{ name: 'p/analysis', verdict: { result: 'pass', detail: 'ok' } }], once.now).analysisProblem).toBeUndefined();
+    // A metric's own row (a dry-run metric that failed, say) is recorded and never decides: the run's verdict does.
+    const rows = recordCheck(once.memory!, [{ name: 'p/analysis', verdict: { result: 'pass', detail: 'ok' } }, { name: 'p/analysis/errors', partOf: 'p/analysis', verdict: { result: 'fail', detail: 'Failed' } }], once.now);
+    expect(rows.lastVerdict?.result).toBe('pass');
+    expect(rows.history?.['p/analysis/errors']?.at(-1)).toMatchObject({ result: 'fail' });
+    // The same verdicts without the run's end are checks like any other: counted against thresholds (off here).
+    expect(plan(at2(once.now, recordVerdict(once.memory!, { result: 'fail', detail: 'query.lag: value 9' }, once.now))).phase).toBe('Checking');
+  });
 });
 
 describe('plan: rollout groups', () => {

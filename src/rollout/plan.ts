@@ -11,7 +11,7 @@ import { withPolicies, type PolicyProblem } from '../policies/merge.js';
 import { effectiveAnnotations, namedRefs } from '../policies/scope.js';
 import { finish, rollback, waitAtZero, type Ctx } from './context.js';
 import { forward, policyHold } from './forward.js';
-import { revertStep } from './hook-steps.js';
+import { restoresOnRollback, revertStep } from './hook-steps.js';
 import type { Memory, PlanInput, PlanResult, PodView } from './types.js';
 
 export { recordCheck, recordVerdict } from './outcomes.js';
@@ -90,6 +90,7 @@ export function plan(given0: PlanInput): PlanResult {
     if ('problem' in merged) policyProblem = merged;
     else cfg = merged;
   }
+  if (!policyProblem && cfg.checkpoint?.restore === 'on-rollback') c.restores = true;
   // Which platform policies select the namespace cannot be told yet: an enforcing one not seen would let
   // a step go without its gates. Held as a policy the caches cannot tell (issue 46 §3.7).
   if (!policyProblem && input.selectionUnknown) policyProblem = { problem: input.selectionUnknown, transient: true };
@@ -132,8 +133,11 @@ export function plan(given0: PlanInput): PlanResult {
     if (stale.length === 0) {
       return finish(c, 'RollingBack', `every pod on revision ${revision}; waiting for the StatefulSet controller to make it current`, { memory: input.memory, requeueAfterMs: 1000 }, sts.partition);
     }
+    // With a restore on rollback a member on the failed revision goes only at its turn, once its
+    // claims were given up for its checkpoint (hook-steps.ts): deleted now, it would come back over them.
+    const restores = !policyProblem && restoresOnRollback(c, cfg);
     for (const p of stale) {
-      if (!p.ready && !p.deleting) {
+      if (!p.ready && !p.deleting && !restores) {
         c.actions.push({ type: 'deletePod', name: p.name, uid: p.uid, reason: 'RollbackPodDeleted', message: `deleted not-ready pod ${p.name} on revision ${p.revision} so it comes back on ${revision}` });
       }
     }

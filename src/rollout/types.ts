@@ -4,6 +4,8 @@ import type { CompareCriteria } from '../analysis/criteria.js';
 import type { PolicyLookup } from '../policies/merge.js';
 import type { SelectedPolicy } from '../policies/scope.js';
 import type { JobCheck } from '../jobs/template.js';
+import type { AnalysisRef } from '../argo/reference.js';
+import type { ArgFields } from '../argo/args.js';
 import type { HookOutcome, HookRequest } from './hooks.js';
 
 /** Phase is the rollout phase shown in the status annotation (SPEC §4.4). */
@@ -142,6 +144,9 @@ export interface StatefulSetView {
   readyReplicas?: number;
   updatedReplicas?: number;
   annotations: Record<string, string>;
+  /** metadata.uid and metadata.labels: what an Argo analysis arg's fieldRef may read. */
+  uid?: string;
+  labels?: Record<string, string>;
   /** The names of spec.volumeClaimTemplates: a member's claims are `<template>-<pod>`. */
   claimTemplates?: string[];
 }
@@ -183,6 +188,11 @@ export interface Verdict {
   detail: string;
   /** The measured value in short (a sample, an HTTP status, both sides of a comparison), for the history. */
   value?: string;
+  /**
+   * The end of an Argo analysis run (src/argo/verdict.ts): Failed or Error takes the failure path and
+   * Inconclusive holds for a person at once, as Argo acts on a run's end, whatever the thresholds say.
+   */
+  decisive?: true;
 }
 
 /** Memory is what the controller remembers between reconciles of one StatefulSet (lost on restart). */
@@ -217,6 +227,11 @@ export interface Memory {
   progressAtMs?: number;
   /** When the settle hooks of the last step were done: the initial delay counts from here too. */
   settledAtMs?: number;
+  /**
+   * Why an Argo analysis run of this step cannot be made (a template missing or refused): the step
+   * holds as Invalid with the reason, and its check is asked again until the template is fixed.
+   */
+  analysisProblem?: string;
 }
 
 /** CheckRequest asks the shell to query the gates now: every one, placeholders filled in; all must pass. */
@@ -242,6 +257,8 @@ export interface CheckRequest {
   httpSecretName?: string;
   /** Job gates (from gate policies), with the step they judge. */
   jobs?: JobCheck[];
+  /** Argo analysis runs (from gate policies): one per step, advanced at each check (controller/argo.ts). */
+  analysis?: AnalysisCheck[];
   /**
    * --prometheus-tenant-label: every query goes with `<label>=<value>` (the StatefulSet's namespace)
    * as a URL parameter, the form prom-label-proxy enforces; absent: queries go as written.
@@ -327,6 +344,20 @@ export interface PlanResult {
   check?: CheckRequest;
   /** Member hooks to run (or look at) now, before the step they prepare or after the one they settle. */
   hooks?: HookRequest;
+  /** A rollback with `restore: on-rollback`: the shell carries on the restores it began (controller/restores.ts). */
+  restores?: true;
   /** Look again after this long even if nothing changes (delays, check periods). */
   requeueAfterMs?: number;
+}
+
+/** AnalysisCheck is an Argo analysis gate at one check: the step whose run it advances, and what its args read. */
+export interface AnalysisCheck {
+  /** `<policy>/analysis`. */
+  name: string;
+  ref: AnalysisRef;
+  /** The step (revision, partition, pods) the run judges: another step, another run. */
+  step: string;
+  fields: ArgFields;
+  /** A ClusterRolloutGate's: only ClusterAnalysisTemplates may be followed (controller/argo.ts). */
+  clusterOnly?: true;
 }

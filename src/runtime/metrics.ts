@@ -56,6 +56,7 @@ export interface ControllerMetrics {
   hookRuns: Counter<'namespace' | 'statefulset' | 'hook' | 'when' | 'result'>;
   checkpoints: Counter<'namespace' | 'statefulset' | 'result'>;
   checkpointSeconds: Histogram<'namespace' | 'statefulset'>;
+  restores: Counter<'namespace' | 'statefulset' | 'result'>;
   replicas: Gauge<'namespace' | 'statefulset'>;
   checkDuration: Histogram<'namespace' | 'statefulset'>;
   steps: Counter<'namespace' | 'statefulset'>;
@@ -98,6 +99,12 @@ export function controllerMetrics(registry: Registry, o: { inFlight?: () => { ru
       help: 'From the first VolumeSnapshot of a checkpoint created to its last cut (status.creationTime).',
       labelNames: per,
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+      registers: [registry],
+    }),
+    restores: new Counter({
+      name: 'phased_rollout_restores_total',
+      help: 'Members a rollback gave their checkpoint back (restore: on-rollback) by result: completed (the pod runs Ready on the restored claims), skipped (no usable checkpoint: the member comes back over the claims it had).',
+      labelNames: [...per, 'result'],
       registers: [registry],
     }),
     checkDuration: new Histogram({

@@ -5,17 +5,8 @@ import { dirname, resolve } from 'node:path';
 import type { Violation } from '../support/safety-checker.js';
 import { env } from './cluster.js';
 
-/** random is a small seeded generator (mulberry32), so a run can be repeated from its printed seed. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** random is a small seeded generator, so a run can be repeated from its printed seed. */
+export { seeded as random } from '../support/seeded.js';
 
 /** chaosSeed is PHASED_ROLLOUT_CHAOS_SEED when set (to repeat a run), else a fresh one. */
 export function chaosSeed(): number {

@@ -7,48 +7,29 @@
 // releases its pod (the audit log's order), and the snapshot holds the member's data of before; a
 // snapshot that cannot be cut holds the step; a rollback, then `kubectl phased-rollout restore` gives a
 // member its data of before the bad release back; killed mid-restore, the StatefulSet controller cannot
-// make the claim empty, and the same command goes on.
+// make the claim empty (nor anyone from anything but its snapshot), and the same command goes on.
 import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
 import { partitionOps } from '../support/safety-checker.js';
-import { auditLog, createNamespace, deleteNamespace, env, getJson, kubectl, kubectlOk, run, safetyReport, setGate } from './cluster.js';
-import { csiReady } from './csi.js';
+import { auditLog, env, getJson, kubectl, kubectlOk, run, safetyReport, setGate } from './cluster.js';
+import { CSI_CLASS, csiSuite, dataLog, withData } from './csi.js';
 import { needRealNode, onRealNode, realNodeIt, realRollout, version } from './real-node.js';
-import { fastGate, type Rollout } from './rollout.js';
+import { fastGate } from './rollout.js';
 
 jest.setTimeout(420_000);
 const { realIt, skipped } = realNodeIt();
-const CLASS = 'phased-rollout-csi';
-
+const scope = csiSuite('e2e-checkpoints', skipped);
 let ns = '';
-beforeAll(async () => {
-  if (skipped) return;
-  await csiReady();
-  ns = await createNamespace('e2e-checkpoints');
-}, 1_560_000); // csiReady's own bound (25 min): a cold build of the CSI parts took 9 to 13 min here
-afterAll(async () => {
-  if (ns) await deleteNamespace(ns);
+beforeAll(() => {
+  ns = scope.ns();
 });
 
 const policy = (name: string, checkpoint: Record<string, unknown>, timing: Record<string, unknown> = {}) => ({ apiVersion: 'phased-rollout.io/v1alpha1', kind: 'RolloutGate', metadata: { name, namespace: ns }, spec: { checkpoint, ...timing } });
 
-/**
- * withData gives a real rollout a claim per member on the CSI class: each start of its container appends
- * "<VERSION> <pod UID>" to /data/log, so a member's log says which releases ran on its data.
- */
-function withData(r: Rollout): Rollout {
-  const spec = r.manifest.spec as Record<string, any>;
-  spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CLASS, resources: { requests: { storage: '64Mi' } } } }];
-  const c = spec.template.spec.containers[0];
-  c.command = ['sh', '-c', 'echo "$VERSION $POD_UID" >> /data/log; trap "exit 0" TERM; while true; do sleep 0.5; done'];
-  c.env = [...(c.env ?? []), { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } }];
-  c.volumeMounts = [{ name: 'data', mountPath: '/data' }];
-  return r;
-}
 
-const logOf = async (pod: string) => (await kubectlOk(['exec', '-n', ns, pod, '--', 'cat', '/data/log'])).stdout.trim().split('\n').map((l) => l.split(' ')[0]);
+const logOf = (pod: string) => dataLog(ns, pod);
 type Snap = { metadata: { name: string; creationTimestamp: string; labels: Record<string, string> }; spec: { source: { persistentVolumeClaimName: string } }; status?: { readyToUse?: boolean; creationTime?: string; error?: { message?: string } } };
 const snapshotsOf = async (sts: string) => (await getJson<{ items: Snap[] }>(['volumesnapshots', '-n', ns, '-l', `phased-rollout.io/statefulset=${sts}`])).items;
 type Ev = { reason: string; message: string; involvedObject: { name: string } };
@@ -61,7 +42,7 @@ const plugin = (args: string[], timeoutMs = 240_000) => run(process.execPath, ['
 describe(`checkpoints on the real node${skipped}`, () => {
   realIt('each member is snapshotted after its gate and before the partition write that replaces it, with its data of before', async () => {
     needRealNode();
-    await kubectlOk(['apply', '-f', '-'], policy('snap', { volumeSnapshotClassName: CLASS }));
+    await kubectlOk(['apply', '-f', '-'], policy('snap', { volumeSnapshotClassName: CSI_CLASS }));
     await setGate('cp', '1');
     const sts = withData(realRollout(ns, 'cp', 3, fastGate('cp', { [KEYS.gates]: 'snap', [KEYS.successThreshold]: '1' })));
     await sts.create();
@@ -94,7 +75,7 @@ describe(`checkpoints on the real node${skipped}`, () => {
       apiVersion: 'v1',
       kind: 'List',
       items: [
-        { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'peek', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CLASS, resources: { requests: { storage: '64Mi' } }, dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: s2.metadata.name } } },
+        { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'peek', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CSI_CLASS, resources: { requests: { storage: '64Mi' } }, dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: s2.metadata.name } } },
         { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'peek', namespace: ns }, spec: onRealNode({ restartPolicy: 'Never', containers: [{ name: 'peek', image: needRealNode().busybox, imagePullPolicy: 'Never', command: ['cat', '/data/log'], volumeMounts: [{ name: 'd', mountPath: '/data' }] }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'peek' } }] }) },
       ],
     });
@@ -110,9 +91,9 @@ describe(`checkpoints on the real node${skipped}`, () => {
     expect(safety.gatedSteps).toBe(3);
   });
 
-  realIt("the controller's rights: only its own checkpoints, never a claim", async () => {
+  realIt("the controller's rights: only its own checkpoints, no claim it has not given up", async () => {
     const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
-    const snapshot = (name: string, labels: Record<string, string>) => ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name, namespace: ns, labels }, spec: { volumeSnapshotClassName: CLASS, source: { persistentVolumeClaimName: 'data-cp-0' } } });
+    const snapshot = (name: string, labels: Record<string, string>) => ({ apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name, namespace: ns, labels }, spec: { volumeSnapshotClassName: CSI_CLASS, source: { persistentVolumeClaimName: 'data-cp-0' } } });
     const own = { 'app.kubernetes.io/managed-by': 'phased-rollout', 'phased-rollout.io/checkpoint': 'true' };
     // RBAC lets it create and delete VolumeSnapshots; the policy holds it to those labelled as its checkpoints.
     const foreign = await kubectl(['create', '--dry-run=server', `--as=${CONTROLLER}`, '-f', '-'], snapshot('not-mine', {}));
@@ -123,8 +104,12 @@ describe(`checkpoints on the real node${skipped}`, () => {
     const del = await kubectl(['delete', 'volumesnapshot', 'by-hand', '-n', ns, '--dry-run=server', `--as=${CONTROLLER}`]);
     expect(del.code).not.toBe(0);
     expect(del.stderr).toContain('the controller creates and deletes only its own checkpoints');
-    // No right to delete a claim at all (a restore runs with the user's rights).
-    expect((await kubectl(['auth', 'can-i', 'delete', 'persistentvolumeclaims', '-n', ns, '--as', CONTROLLER])).stdout.trim()).toBe('no');
+    // RBAC gives it claim delete (a restore on rollback, controller.restoreOnRollback); the policy holds
+    // it to claims it gave up for a checkpoint itself (restore-on-rollback.test.ts acts it out).
+    expect((await kubectl(['auth', 'can-i', 'delete', 'persistentvolumeclaims', '-n', ns, '--as', CONTROLLER])).stdout.trim()).toBe('yes');
+    const claim = await kubectl(['delete', 'pvc', 'data-cp-0', '-n', ns, '--dry-run=server', `--as=${CONTROLLER}`]);
+    expect(claim.code).not.toBe(0);
+    expect(claim.stderr).toContain('the controller deletes only a claim it gave up for its checkpoint');
     await kubectlOk(['delete', 'volumesnapshot', 'by-hand', '-n', ns, '--wait=false']);
   });
 
@@ -145,7 +130,7 @@ describe(`checkpoints on the real node${skipped}`, () => {
   });
 
   realIt('a bad release rolled back, then restore by command: the member has its data of before; killed mid-restore, nothing makes the claim empty and the command goes on', async () => {
-    await kubectlOk(['apply', '-f', '-'], policy('snap-rb', { volumeSnapshotClassName: CLASS }));
+    await kubectlOk(['apply', '-f', '-'], policy('snap-rb', { volumeSnapshotClassName: CSI_CLASS }));
     await setGate('cp-rb', '1');
     // One member first, then a pause: the bad release runs on that member's data, and an abort rolls it back.
     const sts = withData(realRollout(ns, 'cp-rb', 2, fastGate('cp-rb', { [KEYS.gates]: 'snap-rb', [KEYS.successThreshold]: '1', [KEYS.steps]: '1,pause,100%' })));
@@ -173,9 +158,21 @@ describe(`checkpoints on the real node${skipped}`, () => {
     const marks = await getJson(['configmap', 'phased-rollout-restores', '-n', ns]);
     expect(Object.keys(marks.data)).toContain('data-cp-rb-1');
     await eventually(async () => expect((await kubectl(['get', 'pvc', 'data-cp-rb-1', '-n', ns])).code).not.toBe(0), 60_000, 250);
-    const empty = await kubectl(['create', '-f', '-'], { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-cp-rb-1', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CLASS, resources: { requests: { storage: '64Mi' } } } });
+    const empty = await kubectl(['create', '-f', '-'], { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-cp-rb-1', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CSI_CLASS, resources: { requests: { storage: '64Mi' } } } });
     expect(empty.code).not.toBe(0);
     expect(empty.stderr).toContain('is being restored from VolumeSnapshot');
+    // Nor from a lookalike: a VolumeSnapshot of another API group by the snapshot's name, or a
+    // dataSourceRef naming another object beside a dataSource naming the snapshot (refused by the
+    // policy, or first by the API server's own check that the two agree). Dry runs: admitted, they
+    // would make nothing.
+    const snapshot = marks.data['data-cp-rb-1'] as string;
+    const claimFrom = (source: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data-cp-rb-1', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: CSI_CLASS, resources: { requests: { storage: '64Mi' } }, ...source } });
+    const lookalike = await kubectl(['create', '--dry-run=server', '-f', '-'], claimFrom({ dataSource: { apiGroup: 'example.com', kind: 'VolumeSnapshot', name: snapshot } }));
+    expect(lookalike.code).not.toBe(0);
+    expect(lookalike.stderr).toContain('is being restored from VolumeSnapshot');
+    const twoSources = await kubectl(['create', '--dry-run=server', '-f', '-'], claimFrom({ dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: snapshot }, dataSourceRef: { apiGroup: 'example.com', kind: 'Populator', name: snapshot } }));
+    expect(twoSources.code).not.toBe(0);
+    expect(twoSources.stderr).toMatch(/is being restored from VolumeSnapshot|must match dataSourceRef/);
     await new Promise((r) => setTimeout(r, 3000));
     expect((await kubectl(['get', 'pvc', 'data-cp-rb-1', '-n', ns])).code).not.toBe(0);
 

@@ -84,16 +84,23 @@ describe('1: gate passing', () => {
     const rev = await newRevision(name, 'registry.example/app:2', ann);
     // Sample the pods while it rolls: which pod moved to the new revision, in what order.
     const order: string[] = [];
-    let lowest = 3;
-    await eventually(async () => {
+    const sample = async (): Promise<void> => {
       const revs = await podRevisions(ns, name);
-      for (const [pod, r] of Object.entries(revs)) if (r === rev && !order.includes(pod)) order.push(pod);
-      lowest = Math.min(lowest, await partition(name));
+      // Two pods can both move between samples on a loaded machine; one sample cannot order them,
+      // so a tie is listed highest ordinal first. The PartitionLowered events below order every step.
+      const moved = Object.entries(revs).filter(([pod, r]) => r === rev && !order.includes(pod)).map(([pod]) => pod);
+      order.push(...moved.sort((a, b) => Number(b.split('-').pop()) - Number(a.split('-').pop())));
+    };
+    await eventually(async () => {
+      await sample();
       expect(await status(name)).toMatchObject({ phase: 'Completed', revision: rev });
     }, 90_000, 150);
     await completed(name, rev);
+    // The last pod can move after a sample and before the read that saw Completed: one more sample.
+    await sample();
     expect(order).toEqual(['pass-2', 'pass-1', 'pass-0']);
-    expect(lowest).toBe(0);
+    // That the partition reached 0 is read from the events, not sampled: partition 0 lasts only one
+    // pod's start and two 1 s checks, shorter than a sampling round on a loaded machine.
     const ev = await events(name);
     const lowered = ev.filter((e) => e.reason === 'PartitionLowered').map((e) => e.message);
     expect(lowered).toEqual([

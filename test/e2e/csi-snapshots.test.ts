@@ -6,28 +6,22 @@
 // (csiReady: built once, cached), so it runs from a fresh clone and inside the full suite alike.
 import { jest } from '@jest/globals';
 import { eventually } from '../support/eventually.js';
-import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk } from './cluster.js';
-import { csiReady } from './csi.js';
+import { getJson, kubectl, kubectlOk } from './cluster.js';
+import { CSI_CLASS, csiSuite } from './csi.js';
 import { needRealNode, onRealNode, realNodeIt } from './real-node.js';
 
 jest.setTimeout(300_000);
 const { realIt, skipped } = realNodeIt();
-const CLASS = 'phased-rollout-csi';
-
+const scope = csiSuite('e2e-csi', skipped);
 let ns = '';
-beforeAll(async () => {
-  if (skipped) return;
-  await csiReady();
-  ns = await createNamespace('e2e-csi');
-}, 1_560_000); // csiReady's own bound: a cold build of the parts took 13 min here, more on a busy machine
-afterAll(async () => {
-  if (ns) await deleteNamespace(ns);
+beforeAll(() => {
+  ns = scope.ns();
 });
 
 const claim = (name: string, size: string, snapshot?: string) => ({
   apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: ns },
   spec: {
-    accessModes: ['ReadWriteOnce'], storageClassName: CLASS, resources: { requests: { storage: size } },
+    accessModes: ['ReadWriteOnce'], storageClassName: CSI_CLASS, resources: { requests: { storage: size } },
     ...(snapshot ? { dataSource: { apiGroup: 'snapshot.storage.k8s.io', kind: 'VolumeSnapshot', name: snapshot } } : {}),
   },
 });
@@ -57,7 +51,7 @@ describe(`CSI volume snapshots on the real node${skipped}`, () => {
     await ready('writer');
 
     const asked = Date.now();
-    await kubectlOk(['apply', '-f', '-'], { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'cut', namespace: ns }, spec: { volumeSnapshotClassName: CLASS, source: { persistentVolumeClaimName: 'data' } } });
+    await kubectlOk(['apply', '-f', '-'], { apiVersion: 'snapshot.storage.k8s.io/v1', kind: 'VolumeSnapshot', metadata: { name: 'cut', namespace: ns }, spec: { volumeSnapshotClassName: CSI_CLASS, source: { persistentVolumeClaimName: 'data' } } });
     const snap = await eventually(async () => {
       const s = await getJson(['volumesnapshot', 'cut', '-n', ns]);
       expect(s.status?.readyToUse).toBe(true);

@@ -34,7 +34,7 @@ describe('the policy CRDs', () => {
     expect(bad.stderr).toContain("a comparison selects one revision's pods with {{revision}}");
     expect(bad.stderr).toContain('spec.periodSeconds');
     const empty = await kubectl(['apply', '-f', '-'], policy('RolloutGate', 'empty', {}));
-    expect(empty.stderr).toContain('a policy holds at least one gate in queries, http, compare or jobs');
+    expect(empty.stderr).toContain('a policy holds at least one gate in queries, http, compare, jobs or analysis');
     await kubectlOk(['apply', '-f', '-'], policy('RolloutGate', 'shown', { queries: [{ name: 'leader', query: 'up' }], compare: [{ name: 'errors', query: 'e{rev="{{revision}}"}' }], periodSeconds: 5 }));
     const table = await kubectlOk(['get', 'rgate', 'shown', '-n', ns]);
     expect(table.stdout).toMatch(/NAME\s+QUERIES\s+HTTP\s+COMPARE\s+JOBS\s+PERIOD\s+AGE\nshown\s+leader\s+errors\s+5\s+/);

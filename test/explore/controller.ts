@@ -12,7 +12,8 @@ import type { Action, Memory, PlanResult, PodView } from '../../src/rollout/type
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { GatePolicy } from '../../src/policies/policy.js';
 import type { PolicyLookup } from '../../src/policies/merge.js';
-import type { HookOutcome, HookRequest } from '../../src/rollout/hooks.js';
+import type { HookOutcome, HookRequest, HookRun } from '../../src/rollout/hooks.js';
+import { snapshotName } from '../../src/checkpoints/snapshots.js';
 import { FRESH_MS, newAttempt, overranPasses, sealStatus, stale, STATUS_KEYS, tokenOf, trustedAnnotations } from './shell.js';
 import { CONTROLLER, T0, type World } from './world.js';
 
@@ -160,7 +161,8 @@ export class SimController {
     this.hookBusy = true;
     w.at(w.now + HOOK_SHELL_MS, 'hook look', () => {
       let outcome: HookOutcome[] = [];
-      if (run) {
+      if (run?.checkpoint) outcome = [checkpointLook(w, { ...run, checkpoint: run.checkpoint })];
+      else if (run) {
         const job = [...w.jobs.values()].filter((j) => j.key === run.key).at(-1);
         if (job && job.result === undefined) outcome = [{ key: run.key, result: 'running', detail: 'its Job runs' }];
         else if (job && job.creator === this.id) outcome = [{ key: run.key, result: job.result!, detail: `Job ${job.name}: ${job.result}` }];
@@ -188,15 +190,30 @@ export class SimController {
     const sts = { ...full, annotations: this.trusted(w) };
     const pods = [...w.pods.values()].flatMap((p) => podView(p as unknown as V1Pod, 'db', 0) ?? []);
     const p = w.policyAt(w.now);
-    const policies: PolicyLookup = !p ? {} : w.now < w.policyCacheDownUntil ? { pg: { problem: 'RolloutGate pg: the cache is not listed yet', transient: true } } : { pg: policyOf(p.hooks) };
+    const policies: PolicyLookup = !p ? {} : w.now < w.policyCacheDownUntil ? { pg: { problem: 'RolloutGate pg: the cache is not listed yet', transient: true } } : { pg: policyOf(p.hooks, p.checkpoint) };
     return plan({ sts, pods, nowMs: w.now, memory, defaultPrometheusUrl: 'http://prometheus:9090', allowedPrometheusUrls: [], allowedGateUrls: [], budgets: [], policies, statusSyncWaitMs: 0, ...(hookOutcomes ? { hookOutcomes } : {}) });
   }
 }
 
-/** policyOf is the RolloutGate pg: these prepare hooks, as Jobs, a minute each at most. */
-function policyOf(hooks: readonly string[]): GatePolicy {
+/** policyOf is the RolloutGate pg: these prepare hooks, as Jobs, a minute each at most; maybe a checkpoint (a minute at most). */
+function policyOf(hooks: readonly string[], checkpoint?: boolean): GatePolicy {
   const template = { spec: { template: { spec: { containers: [{ name: 'hook', image: 'registry.example/hook:1' }] } } } };
-  return { queries: [], http: [], compare: [], jobs: [], hooks: hooks.map((name) => ({ name, when: 'prepare' as const, timeoutSeconds: 60, template })), dryRun: [], timing: {} };
+  return { queries: [], http: [], compare: [], jobs: [], hooks: hooks.map((name) => ({ name, when: 'prepare' as const, timeoutSeconds: 60, template })), dryRun: [], timing: {}, ...(checkpoint ? { checkpoint: { name: 'checkpoint', className: 'csi', waitFor: 'creationTime' as const, timeoutSeconds: 60, keep: 3 } } : {}) };
+}
+
+/**
+ * checkpointLook is the shell's look at a checkpoint run (controller/checkpoints.ts): each claim's
+ * snapshot of this run (named by its key) created when missing; passed once every one is cut, an error
+ * once the timeout passed from the first one's creation, running until then.
+ */
+function checkpointLook(w: World, run: HookRun & { checkpoint: NonNullable<HookRun['checkpoint']> }): HookOutcome {
+  const names = run.checkpoint.claims.map((c) => ({ ...c, name: snapshotName(run.key, c.claim) }));
+  for (const c of names) w.createSnapshot(c.name, c.claim);
+  const snaps = names.map((c) => w.snapshots.get(c.name)!);
+  if (snaps.every((x) => x.cutAt !== undefined)) return { key: run.key, result: 'pass', detail: 'cut', snapshots: names.map((c) => c.name) };
+  const first = Math.min(...snaps.map((x) => x.createdAt));
+  if (w.now - first > run.timeoutSeconds * 1000) return { key: run.key, result: 'error', detail: `not cut within ${run.timeoutSeconds}s` };
+  return { key: run.key, result: 'running', detail: 'waiting for the cut' };
 }
 
 /** apply applies a plan's actions as Reconciler.apply; true when a write failed (a Requeue). */

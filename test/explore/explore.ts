@@ -55,6 +55,7 @@ export function kindOf(finding: string): string {
   if (/busy loop/.test(finding)) return 'busy-loop';
   if (/never counted/.test(finding)) return 'check-never-counted';
   if (/without its prepare hook/.test(finding)) return 'unprepared-pod';
+  if (/without a checkpoint/.test(finding)) return 'uncheckpointed-pod';
   return 'other';
 }
 

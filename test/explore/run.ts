@@ -29,7 +29,8 @@ export interface RunResult {
 /** runSequence runs one sequence of events on a fresh StatefulSet and judges it. */
 export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
   const w = new World(annotationsOf(setup), setup.replicas, 1);
-  if (setup.hooks) w.policies.push({ hooks: HOOK_NAMES.slice(0, setup.hooks), sinceMs: w.now });
+  if (setup.hooks || setup.checkpoint) w.policies.push({ hooks: HOOK_NAMES.slice(0, setup.hooks ?? 0), sinceMs: w.now, ...(setup.checkpoint ? { checkpoint: true } : {}) });
+  if (setup.checkpoint) w.sts.spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }];
   if (setup.ttlMs !== undefined) w.jobTtlMs = setup.ttlMs;
   const findings: string[] = [];
   const trace: string[] = [];
@@ -102,7 +103,7 @@ export function runSequence(setup: Setup, steps: readonly Step[]): RunResult {
 
   // The lag: a verdict is as old as its check took when the step it allows is written.
   // The lag: as old as the longest check (Prometheus answers what it measured when asked).
-  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: Math.max(CHECK_MS, ...checkTimes) + 1, prepareHooks: (_sts, _ann, atMs) => hooksAt(w, atMs) });
+  const report = checkSafety(w.audit, w.gates, { controllerUser: CONTROLLER, lagMs: Math.max(CHECK_MS, ...checkTimes) + 1, prepareHooks: (_sts, _ann, atMs) => hooksAt(w, atMs), ...(setup.checkpoint ? { checkpoints: () => ({ templates: ['data'], sinceMs: T0 }) } : {}) });
   findings.push(...ctl.findings, ...report.violations.map((v) => `${since(v.at)} ${v.why}`), ...unverifiedPods(w.audit));
   if (!complete) trace.push(`${at()} stopped: more than 50,000 happenings (a busy loop?)`);
   return { findings, trace, audit: w.audit, steps: { gated: report.gatedSteps, promoted: report.promotedSteps, lowerings: report.lowerings } };

@@ -20,6 +20,8 @@ export interface Setup {
   onFailure: 'halt' | 'rollback';
   hooks?: number;
   ttlMs?: number;
+  /** The RolloutGate `pg` has a checkpoint: a VolumeSnapshot of the claim `data` of each pod before its step. */
+  checkpoint?: boolean;
 }
 
 /** HOOK_NAMES are the prepare hooks a setup's RolloutGate may have, in the order it lists them at first. */
@@ -41,6 +43,7 @@ export type Step = { dt: number } & (
   | { do: 'oldStatus' } // a status written by an older controller between rollouts: the fields it does not know dropped
   | { do: 'hook'; result: 'pass' | 'fail' | 'hang'; ms: number } // what a hook Job started from now on does
   | { do: 'hooks'; hooks: string[] } // the RolloutGate's prepare hooks edited (one added, removed, reordered)
+  | { do: 'snapshots'; result: 'cut' | 'never'; ms: number } // what a VolumeSnapshot created from now on does: cut after ms, or never (its class gone, the driver down)
   | { do: 'policyCache'; downMs: number } // the controller's RolloutGate watch down: it cannot tell the hooks
   | { do: 'slowChecks'; ms: number } // a check takes this long from now on (a slow Prometheus, --prometheus-timeout)
   | { do: 'recreate'; image: number; keepStatus?: true } // delete --cascade=orphan, apply again with a new image (and the old status, from get -o yaml)
@@ -58,7 +61,7 @@ export function annotationsOf(s: Setup): Record<string, string> {
     [KEYS.inconclusiveLimit]: String(s.inconclusiveLimit),
     [KEYS.failureThreshold]: String(s.failureThreshold),
     [KEYS.onFailure]: s.onFailure,
-    ...(s.hooks ? { [KEYS.gates]: 'pg' } : {}),
+    ...(s.hooks || s.checkpoint ? { [KEYS.gates]: 'pg' } : {}),
   };
 }
 
@@ -75,7 +78,7 @@ const classicSetup = {
 export const setupArb: fc.Arbitrary<Setup> = fc.record(classicSetup);
 
 /** extendedSetupArb: with member hooks (none, one or two prepare hooks as Jobs, kept an hour or 2 s). */
-export const extendedSetupArb: fc.Arbitrary<Setup> = fc.record({ ...classicSetup, hooks: fc.constantFrom(0, 1, 1, 2), ttlMs: fc.constantFrom(3_600_000, 2000) });
+export const extendedSetupArb: fc.Arbitrary<Setup> = fc.record({ ...classicSetup, hooks: fc.constantFrom(0, 1, 1, 2), ttlMs: fc.constantFrom(3_600_000, 2000), checkpoint: fc.boolean() });
 
 /**
  * dtArb: mostly the time a pod, a check or a step takes, or long waits; sometimes under the 5 ms the
@@ -112,6 +115,7 @@ const classicEvents: fc.WeightedArbitrary<Omit<Step, 'dt'>>[] = [
 const extendedEvents: fc.WeightedArbitrary<Omit<Step, 'dt'>>[] = [
   { weight: 2, arbitrary: fc.record({ do: fc.constant('hook' as const), result: fc.constantFrom('pass' as const, 'pass' as const, 'fail' as const, 'hang' as const), ms: fc.integer({ min: 10, max: 5000 }) }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('hooks' as const), hooks: fc.constantFrom(['hook.a'], ['hook.b', 'hook.a'], ['hook.a', 'hook.b'], ['hook.c', 'hook.a'], []) }) },
+  { weight: 1, arbitrary: fc.record({ do: fc.constant('snapshots' as const), result: fc.constantFrom('cut' as const, 'cut' as const, 'never' as const), ms: fc.integer({ min: 10, max: 3000 }) }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('policyCache' as const), downMs: fc.integer({ min: 100, max: 20_000 }) }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('slowChecks' as const), ms: fc.constantFrom(250, 250, 29_000, 31_000) }) },
   { weight: 1, arbitrary: fc.record({ do: fc.constant('recreate' as const), image: fc.integer({ min: 1, max: 3 }), keepStatus: fc.constant(true as const) }, { requiredKeys: ['do', 'image'] }) },
@@ -215,13 +219,16 @@ export function applyStep(w: World, s: Step, hooks: Hooks, history: number[]): s
       // Sealed with the key (an older release that seals: what it drops is the point here).
       return `older controller rewrote the status (${annotate({ [KEYS.status]: sealStatus(st as unknown as RolloutStatus, w.sts.metadata.uid, STATUS_KEYS) }, CONTROLLER)})`;
     }
+    case 'snapshots':
+      w.snapshotBehaviour = { result: s.result, ms: s.ms };
+      return `VolumeSnapshots from now: ${s.result === 'cut' ? `cut after ${s.ms} ms` : 'never cut'}`;
     case 'hook':
       w.hook = { result: s.result, ms: s.ms };
       return `hook Jobs from now: ${s.result}${s.result === 'hang' ? '' : ` after ${s.ms} ms`}`;
     case 'hooks': {
       if (w.policies.length === 0) return 'no RolloutGate: no hooks to edit';
       if (w.policies.at(-1)!.hooks.join() === s.hooks.join()) return 'RolloutGate pg: the same hooks, no change';
-      w.policies.push({ hooks: [...s.hooks], sinceMs: w.now });
+      w.policies.push({ ...w.policies.at(-1)!, hooks: [...s.hooks], sinceMs: w.now });
       w.onChange();
       return `RolloutGate pg prepare hooks now [${s.hooks.join(', ')}]`;
     }

@@ -37,7 +37,19 @@ export interface Job {
 export interface Policy {
   hooks: string[];
   sinceMs: number;
+  /** It has a checkpoint of the claim template `data` (src/checkpoints/spec.ts). */
+  checkpoint?: boolean;
 }
+
+/** Snapshot is a VolumeSnapshot as stored: its claim, and when it was cut (status.creationTime). */
+export interface Snapshot {
+  claim: string;
+  createdAt: number;
+  cutAt?: number;
+}
+
+/** SNAPSHOT_CONTROLLER is the snapshot controller's user (it writes a snapshot's status). */
+const SNAPSHOT_CONTROLLER = 'system:serviceaccount:kube-system:snapshot-controller';
 /** USER is the person (or GitOps tool) acting on the StatefulSet. */
 export const USER = 'alice';
 /** T0 is the simulation's start (the clock is in ms since the epoch). */
@@ -78,6 +90,9 @@ export class World {
   /** Hook Jobs by name (removed ttlMs after they end), and what a Job started now does. */
   readonly jobs = new Map<string, Job>();
   hook: HookBehaviour = { result: 'pass', ms: 500 };
+  /** VolumeSnapshots by name, and what one created now does: cut after ms, or never. */
+  readonly snapshots = new Map<string, Snapshot>();
+  snapshotBehaviour: { result: 'cut' | 'never'; ms: number } = { result: 'cut', ms: 200 };
   jobTtlMs = 3_600_000;
   /** The RolloutGate's prepare hooks over time (the last one stands); none when the setup has no hooks. */
   readonly policies: Policy[] = [];
@@ -292,6 +307,23 @@ export class World {
       });
     });
     return job;
+  }
+
+  /**
+   * createSnapshot is the controller's creation of a checkpoint's VolumeSnapshot of one claim (as
+   * controller/checkpoints.ts writes it); the snapshot controller cuts it as snapshots behave now.
+   */
+  createSnapshot(name: string, claim: string): void {
+    if (this.snapshots.has(name)) return;
+    const snap: Snapshot = { claim, createdAt: this.now };
+    this.snapshots.set(name, snap);
+    this.record('create', CONTROLLER, { resource: 'volumesnapshots', name }, { metadata: { name, labels: { 'phased-rollout.io/checkpoint': 'true' } }, spec: { source: { persistentVolumeClaimName: claim } } }, 201);
+    const b = this.snapshotBehaviour;
+    if (b.result === 'never') return;
+    this.at(this.now + b.ms, `cut ${name}`, () => {
+      snap.cutAt = this.now;
+      this.record('update', SNAPSHOT_CONTROLLER, { resource: 'volumesnapshots', subresource: 'status', name }, { status: { creationTime: iso(this.now), readyToUse: true } }, 200);
+    });
   }
 
   /** policyAt is the RolloutGate's hooks at a moment (undefined without hooks). */

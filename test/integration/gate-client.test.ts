@@ -3,7 +3,7 @@ import { jest } from '@jest/globals';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { queryGate } from '../../src/prometheus/client.js';
+import { queryData, queryGate } from '../../src/prometheus/client.js';
 import { loopbackPair } from '../support/certs.js';
 
 // Each wait inside allows up to 10 s (a loaded CI machine is slow); the test as a whole needs more than
@@ -132,5 +132,21 @@ describe('queryGate', () => {
     } finally {
       await new Promise<void>((r) => tls.close(() => r()));
     }
+  });
+});
+
+describe('queryData (the answer for Argo templates, whose conditions judge it)', () => {
+  it.each<[string, Handler, unknown]>([
+    ['a vector as written', json(200, { status: 'success', data: { resultType: 'vector', result: [{ metric: { pod: 'a' }, value: [1, 'NaN'] }] } }), { data: { resultType: 'vector', result: [{ metric: { pod: 'a' }, value: [1, 'NaN'] }] } }],
+    ['an empty vector is data, not an error', json(200, { status: 'success', data: { resultType: 'vector', result: [] } }), { data: { resultType: 'vector', result: [] } }],
+    ['status error', json(422, { status: 'error', errorType: 'execution', error: 'boom' }), { error: 'HTTP 422, execution: boom' }],
+    ['not JSON', json(200, '<html>'), { error: 'HTTP 200, body is not JSON' }],
+  ])('%s', async (_t, h, want) => {
+    handler = h;
+    expect(await queryData({ prometheusUrl: base, query: 'up', timeoutMs: 10_000 })).toEqual(want);
+  });
+
+  it('reports a refused connection as an error', async () => {
+    expect(await queryData({ prometheusUrl: 'http://127.0.0.1:1', query: 'up', timeoutMs: 10_000 })).toMatchObject({ error: expect.any(String) });
   });
 });

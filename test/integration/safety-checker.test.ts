@@ -129,6 +129,29 @@ describe('checkSafety', () => {
     });
   });
 
+  describe('a status write logged before the write it answers (the API server logs a request when its response completes)', () => {
+    const rolled = () => [...base(), lower(20, 3, 2), podCreate(21, 2, 'r2'), podReady(22, 2), lower(30, 2, 1), podCreate(31, 1, 'r2'), podReady(32, 1), lower(40, 1, 0), podCreate(41, 0, 'r2'), podReady(42, 0), status(44, 'r2', 'r2')];
+    const completed = statusJson(50, 'Completed', 'r2', { gate: 'passing' });
+    /** The final check's write: the re-pin and Completed in one JSON Patch, with the resourceVersion it made. */
+    const repin = (rv?: string) => {
+      const e = lower(50, 0, 3);
+      (e.requestObject as unknown[]).push({ op: 'add', path: '/metadata/annotations/phased-rollout.io~1status', value: completed });
+      return rv ? { ...e, responseObject: { metadata: { resourceVersion: rv } } } : e;
+    };
+    /** The StatefulSet controller's answer, based on that resourceVersion, completed 0.1 s earlier. */
+    const answer = { ...sized(49.9, 'r2', 'r2', 3, 3, { ...ANN, [STATUS]: completed }) };
+    (answer.requestObject as { metadata: Record<string, unknown> }).metadata.resourceVersion = '105';
+    const events = (rv?: string) => [...rolled(), answer, repin(rv), report(50.1, 'Completed', 'r2')];
+
+    it('replays the answer after the write it names: the final check at partition 0 ended the rollout', () => {
+      expect(checkSafety(events('105'), [gate(10, '1')], opts).violations).toEqual([]);
+    });
+
+    it('without the resourceVersion the log order stands, and the end is judged at the re-pinned partition (what the order fixes)', () => {
+      expect(checkSafety(events(), [gate(10, '1')], opts).violations.map((v) => v.why)).toEqual([expect.stringContaining('the partition was 3, not 0')]);
+    });
+  });
+
   describe('a step no gate passed is allowed only for a promoted inconclusive hold still in force', () => {
     // 3 -> 2 gated; the gate stops passing at 25 (inconclusive checks); the controller holds at 2.
     const HOLD = { partition: 2, replicas: 3, updated: 1, reason: 'Inconclusive' };
@@ -400,7 +423,7 @@ describe('a StatefulSet created again over its orphaned pods (issue 46 §1)', ()
   });
 });
 
-describe('checkpoints (issue 47): a member replaced forward had each claim snapshotted and cut in this attempt first', () => {
+describe('checkpoints (issue 47): a member released forward had each claim snapshotted and cut in this attempt, before the partition write', () => {
   const SNAPSHOTTER = 'system:serviceaccount:kube-system:snapshot-controller';
   const STS = 'system:serviceaccount:kube-system:statefulset-controller';
   const snap = (t: number, i: number, name: string, claim = `data-db-${i}`) => ev(t, 'create', { resource: 'volumesnapshots', namespace: 'ns', name: '' }, { metadata: { name }, spec: { source: { persistentVolumeClaimName: claim } } }, CTL);
@@ -410,18 +433,46 @@ describe('checkpoints (issue 47): a member replaced forward had each claim snaps
   const withCheckpoints: CheckOptions = { ...opts, checkpoints: () => ({ templates: ['data'], sinceMs: 0 }) };
   const whys = (events: AuditEvent[]) => checkSafety(events, [gate(10, '1')], withCheckpoints).violations.map((v) => v.why);
 
-  it('accepts every step whose member was snapshotted and cut before its pod went', () => {
+  const uncheckpointed = (i: number, from = i + 1) => `lowered ${from} -> ${i}, releasing pod db-${i} (r1 -> r2), without a checkpoint of claim data-db-${i} in this attempt`;
+
+  it('accepts every step whose member was snapshotted and cut before the partition write', () => {
     expect(whys([...base(), snap(14, 2, 's2'), cut(14.5, 's2'), ...step(15, 2), snap(24, 1, 's1'), cut(24.5, 's1'), ...step(25, 1)])).toEqual([]);
   });
 
   it.each([
     ['no snapshot at all', [...base(), ...step(15, 2)]],
     ['a snapshot not cut yet when the pod went', [...base(), snap(14, 2, 's2'), ...step(15, 2), cut(16, 's2')]],
+    ['a snapshot cut after the partition write, before the pod was deleted', [...base(), snap(14, 2, 's2'), lower(15, 3, 2), cut(15.2, 's2'), podDelete(15.5, 2), podCreate(16, 2, 'r2'), podReady(17, 2)]],
+    ['a snapshot created and cut after the partition write, before the pod was deleted', [...base(), lower(15, 3, 2), snap(15.1, 2, 's2'), cut(15.2, 's2'), podDelete(15.5, 2), podCreate(16, 2, 'r2'), podReady(17, 2)]],
+    ['no snapshot, the pod not deleted yet (the write released it all the same)', [...base(), lower(15, 3, 2)]],
+    ['no snapshot, the pod gone not ready between the write and its deletion', [...base(), lower(15, 3, 2), podReady(15.2, 2, false), podDelete(15.5, 2), podCreate(16, 2, 'r2')]],
     ["another member's snapshot", [...base(), snap(14, 1, 's1'), cut(14.5, 's1'), ...step(15, 2)]],
     ['a snapshot of an earlier attempt (before the pod last became ready)', [...base(), snap(2, 2, 's2'), cut(2.5, 's2'), podReady(3, 2, false), podReady(4, 2), ...step(15, 2)]],
     ['a snapshot created but refused (an error answer)', [...base(), { ...snap(14, 2, 's2'), responseStatus: { code: 403 } }, cut(14.5, 's2'), ...step(15, 2)]],
-  ] as [string, AuditEvent[]][])('names a member replaced with %s', (_n, events) => {
-    expect(whys(events)).toEqual([expect.stringContaining('pod db-2 replaced (r1 -> r2) without a checkpoint of claim data-db-2 in this attempt')]);
+  ] as [string, AuditEvent[]][])('names a member released with %s', (_n, events) => {
+    expect(whys(events)).toEqual([expect.stringContaining(uncheckpointed(2))]);
+  });
+
+  it('names the partition write, not the deletion, as the request at fault', () => {
+    const events = [...base(), snap(14, 2, 's2'), lower(15, 3, 2), cut(15.2, 's2'), podDelete(15.5, 2), podCreate(16, 2, 'r2')];
+    const r = checkSafety(events, [gate(10, '1')], withCheckpoints);
+    expect(r.violations.map((v) => v.request)).toEqual([expect.stringMatching(/^patch ns\/db by .*"path":"\/spec\/updateStrategy\/rollingUpdate\/partition","value":2/)]);
+  });
+
+  it('judges a member that was not ready when released too: its checkpoint is still owed', () => {
+    // db-2 went down at 12 and stayed down; the step at 15 is unsafe on its own, and has no checkpoint either.
+    const down = [...base(), podReady(12, 2, false)];
+    expect(whys([...down, ...step(15, 2)])).toEqual([expect.stringContaining(uncheckpointed(2)), expect.stringContaining('while pod db-2 was not ready')]);
+    // A snapshot cut while it was down is of this attempt; one cut before it went down is not.
+    expect(whys([...down, snap(13, 2, 's2'), cut(13.5, 's2'), ...step(15, 2)])).toEqual([expect.stringContaining('while pod db-2 was not ready')]);
+    expect(whys([...base(), snap(11, 2, 's2'), cut(11.5, 's2'), podReady(12, 2, false), ...step(15, 2)])).toEqual([expect.stringContaining(uncheckpointed(2)), expect.stringContaining('while pod db-2 was not ready')]);
+  });
+
+  it('judges each pod a stage releases: the one without its checkpoint is named', () => {
+    // phased-rollout.io/steps 1,100%: db-2 first, then db-1 and db-0 in one write; db-0 was not snapshotted.
+    const staged = [...base().slice(0, -1), status(5, 'r2', 'r1', { ...ANN, 'phased-rollout.io/steps': '1,100%' })];
+    const events = [...staged, snap(14, 2, 's2'), cut(14.5, 's2'), ...step(15, 2), snap(24, 1, 's1'), cut(24.5, 's1'), lower(25, 2, 0), podDelete(25.5, 1), podCreate(26, 1, 'r2'), podDelete(26.5, 0), podCreate(27, 0, 'r2')];
+    expect(whys(events)).toEqual([expect.stringContaining(uncheckpointed(0, 2))]);
   });
 
   it('a revert takes none: giving back the verified revision needs no checkpoint', () => {

@@ -26,6 +26,9 @@
 //    written, naming that revision and partition, and since then neither the replicas changed, nor a
 //    pause was set that the controller acted on (wrote while it stood), nor a retry was written, nor the
 //    update revision changed, nor the status was cleared (docs/analysis.md);
+//  - and, with CheckOptions.checkpoints, for a forward step: every pod it releases to another revision
+//    (ready or not) had each of its claims snapshotted in this attempt, and the snapshot cut, before
+//    this very write (test/support/safety-checkpoints.ts, docs/checkpoints.md);
 //  - and, for a member of a rollout group (phased-rollout.io/group), zone safety: at a forward step no
 //    pod of another member of the group was down (missing, not ready, deleted) throughout the last
 //    `watchLagMs` before it, and no other member had a step in flight (its partition below its
@@ -55,6 +58,8 @@ export interface AuditEvent {
   objectRef?: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestObject?: unknown;
+  /** logged for StatefulSet writes (hack/e2e-up.sh): the resourceVersion the write made */
+  responseObject?: unknown;
   stageTimestamp: string;
   requestReceivedTimestamp?: string;
   userAgent?: string;
@@ -111,9 +116,10 @@ export interface CheckOptions {
   prepareHooks?: (statefulset: string, annotations: Record<string, string>, atMs: number) => PrepareHooks | undefined;
   /**
    * The claim templates a StatefulSet's checkpoint snapshots at a moment (its gate policies'
-   * `checkpoint`), and since when; with it, every pod a rollout's forward step replaces is checked for a
-   * snapshot of each of its claims created in this attempt and cut before the pod was deleted
-   * (test/support/safety-checkpoints.ts). Undefined: not checked.
+   * `checkpoint`), and since when; with it, every pod a forward step releases (ready or not) is checked
+   * for a snapshot of each of its claims created in this attempt and cut before the partition write that
+   * released it, not merely before its pod was deleted (test/support/safety-checkpoints.ts). Undefined:
+   * not checked.
    */
   checkpoints?: (statefulset: string, annotations: Record<string, string>, atMs: number) => Checkpoints | undefined;
 }
@@ -250,6 +256,13 @@ interface Created {
   revision?: string;
 }
 
+/** Released is a pod a step lets go to another revision: its ordinal, the revision it runs and the one it goes to. */
+interface Released {
+  ordinal: number;
+  runs?: string;
+  target?: string;
+}
+
 /** firstAfter is the first element of a time-sorted list strictly after `t` and before `end`. */
 function firstAfter<T extends { atMs: number }>(list: T[] | undefined, t: number, end: number): T | undefined {
   return list?.find((x) => x.atMs > t && x.atMs < end);
@@ -263,9 +276,41 @@ export function partitionOps(body: unknown): { from?: number; to?: number } {
   return { ...(typeof test?.value === 'number' ? { from: test.value } : {}), ...(typeof set?.value === 'number' ? { to: set.value } : {}) };
 }
 
+/**
+ * causalOrder moves a StatefulSet write that names the resourceVersion it was based on (the StatefulSet
+ * controller's status update) to just after the write that made that resourceVersion, at that write's
+ * time. The API server logs an event when its response completes, and under load the StatefulSet
+ * controller's answer to a partition patch can complete first: its body then carries the patch's
+ * partition and status before the patch itself is replayed (CI saw it as a Completed "without a final
+ * check" judged at the re-pinned partition). Events from a log without responses keep their order.
+ */
+export function causalOrder(events: AuditEvent[]): AuditEvent[] {
+  type Meta = { metadata?: { resourceVersion?: string } };
+  const objectKey = (e: AuditEvent) => `${e.objectRef?.namespace}/${e.objectRef?.name}`;
+  const made = new Map<string, number>();
+  events.forEach((e, i) => {
+    const rv = (e.responseObject as Meta | undefined)?.metadata?.resourceVersion;
+    if (e.objectRef?.resource === 'statefulsets' && rv) made.set(`${objectKey(e)}@${rv}`, i);
+  });
+  const after = new Map<number, AuditEvent[]>();
+  const out: AuditEvent[] = [];
+  events.forEach((e, i) => {
+    const base = (e.requestObject as Meta | undefined)?.metadata?.resourceVersion;
+    const maker = e.objectRef?.resource === 'statefulsets' && base ? made.get(`${objectKey(e)}@${base}`) : undefined;
+    if (maker !== undefined && maker > i) {
+      const list = after.get(maker) ?? after.set(maker, []).get(maker)!;
+      // Its own followers, logged before it, go with it.
+      list.push({ ...e, stageTimestamp: events[maker]!.stageTimestamp }, ...(after.get(i) ?? []));
+      return;
+    }
+    out.push(e, ...(after.get(i) ?? []));
+  });
+  return out;
+}
+
 /** checkSafety replays the events (any order; sorted here) against the gate history. */
 export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: CheckOptions): SafetyReport {
-  const events = eventsIn.filter((e) => e.stage === undefined || e.stage === 'ResponseComplete').sort((a, b) => ms(a.stageTimestamp) - ms(b.stageTimestamp));
+  const events = causalOrder(eventsIn.filter((e) => e.stage === undefined || e.stage === 'ResponseComplete').sort((a, b) => ms(a.stageTimestamp) - ms(b.stageTimestamp)));
   const gate = [...gateIn].sort((a, b) => ms(a.at) - ms(b.at));
   const sets = new Map<string, StsState>();
   const pods = new Map<string, PodState>();
@@ -452,13 +497,16 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       if (s && to !== undefined) s.partition = to;
       continue;
     }
-    judgeLowering(key, s, from, to, T, byController, fail);
+    judgeLowering(key, s, from, to, T, ms(e.requestReceivedTimestamp ?? e.stageTimestamp), byController, fail);
     if (s) s.partition = to;
   }
   return report;
 
-  /** judgeLowering applies the rules of a lowering (the header) to one write from `from` to `to`. */
-  function judgeLowering(key: string, s: StsState | undefined, from: number, to: number, T: number, byController: boolean, fail: (why: string) => void): void {
+  /**
+   * judgeLowering applies the rules of a lowering (the header) to one write from `from` to `to`, that
+   * completed at T and reached the API server at `receivedMs`.
+   */
+  function judgeLowering(key: string, s: StsState | undefined, from: number, to: number, T: number, receivedMs: number, byController: boolean, fail: (why: string) => void): void {
     report.lowerings++;
     if (!byController) return fail('partition lowered by someone other than the controller');
     const stepKey = `${key}@${s?.updateRevision}#${rollouts.get(key) ?? 0}.${epochs.get(key) ?? 0}@${from}`;
@@ -472,12 +520,15 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       report.revertsOrBypasses++;
       return;
     }
-    if (!releasesAnyPod(s, from, to, T)) {
+    const released = releasedPods(s, from, to, T);
+    if (released.length === 0) {
       report.revertsOrBypasses++;
       return;
     }
     // A forward step: the rollout it belongs to must end with a final check.
     open.set(key, rollouts.get(key) ?? 0);
+    // Its checkpoints are judged beside the other rules: a step may break both.
+    for (const why of checkpointProblems(s, released, receivedMs)) fail(`lowered ${from} -> ${to}, ${why}`);
     const down = podsProblem(s, from);
     if (down) return fail(`lowered ${from} -> ${to} while ${down}`);
     const zone = groupProblem(s, sets, ups, pods, T, o.watchLagMs ?? 500);
@@ -485,7 +536,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     // One step: down to the next pod still to roll, or with phased-rollout.io/steps to the stage covering it.
     const floor = stepFloor(Math.min(from, s.replicas), s.replicas, s.annotations['phased-rollout.io/steps'], (i) => podOf(s, i)?.revision !== s.updateRevision);
     if (to < floor) return fail(`lowered ${from} -> ${to}, past ${floor} (more than one step)`);
-    const gated = gateProblem(s, from, hookStart(s, to, T) ?? T);
+    const gated = gateProblem(s, from, hookStart(s, from, to, T) ?? T);
     if (gated === undefined) {
       report.gatedSteps++;
       return;
@@ -535,21 +586,27 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   }
 
   /**
-   * hookStart: when the prepare hooks of the step to `to` at T began (the first hook Job created for that
-   * partition since the StatefulSet's partition was last written), or undefined without hooks. The
+   * hookStart: when the prepare runs of the step from `from` to `to` at T began (the first hook Job
+   * created for that partition, or the first checkpoint snapshot of the pods it releases, since the
+   * StatefulSet's partition was last written), or undefined without either. The
    * gates are judged up to that moment: the hooks act on the members after the gates passed (a
    * switchover changes the primary), and the step follows them without another check (docs/hooks.md).
    * With a hook retried after a failure, the gates passed again before the retry; this takes the first
    * start, a bound the retried sequence also meets.
    */
-  function hookStart(s: StsState, to: number, T: number): number | undefined {
+  function hookStart(s: StsState, from: number, to: number, T: number): number | undefined {
     const key = `${s.namespace}/${s.name}`;
     // An attempt before a pod went down and came back, or before a pause, is not this step's: its gates
     // were judged again after.
     let lastUp = 0;
     for (let i = 0; i < s.replicas; i++) lastUp = Math.max(lastUp, upSince(`${key}-${i}`, T) ?? 0);
     const since = Math.max(0, lastUp, attemptAt.get(key) ?? 0, ...(partitionWrites.get(key) ?? []).filter((t) => t < T));
-    return hooks.firstStart(key, to, since, T);
+    // A checkpoint is a prepare run too, the last one (docs/checkpoints.md): with no hook, the gates
+    // are judged up to its first snapshot of the released pods' claims.
+    const cp = o.checkpoints?.(key, s.annotations, T);
+    const claims = cp ? Array.from({ length: Math.max(0, Math.min(from, s.replicas) - to) }, (_, i) => cp.templates.map((t) => `${t}-${s.name}-${to + i}`)).flat() : [];
+    const starts = [hooks.firstStart(key, to, since, T), claims.length > 0 ? snapshots.firstCreated(s.namespace, claims, since, T) : undefined].filter((x): x is number => x !== undefined);
+    return starts.length > 0 ? Math.min(...starts) : undefined;
   }
 
   /** upSince: when the pod last became ready before T (undefined: it was not ready then). */
@@ -563,6 +620,41 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   }
 
   /**
+   * checkpointProblems: for each pod a forward step released (`released`, with what it ran and where it
+   * goes) but one going back to the verified revision, the first claim of it that has no snapshot created
+   * in this attempt and cut by `T`, the moment the partition write reached the API server. The attempt
+   * begins when the revision became the update revision or the status last left the phases a step is
+   * taken in, when the pod last became ready or went down (a pod that is not ready still needs its
+   * checkpoint: the data it holds is what the release changes), and when the claim list last changed.
+   */
+  function checkpointProblems(s: StsState, released: Released[], T: number): string[] {
+    const key = `${s.namespace}/${s.name}`;
+    const cp = o.checkpoints?.(key, s.annotations, T);
+    if (!cp || cp.templates.length === 0) return [];
+    const problems: string[] = [];
+    for (const { ordinal, runs, target } of released) {
+      if (target === settled.get(key)) continue;
+      const member = `${s.name}-${ordinal}`;
+      const since = Math.max(attemptAt.get(key) ?? 0, stateSince(`${key}-${ordinal}`, T), cp.sinceMs);
+      const uncut = snapshots.uncut(s.namespace, cp.templates.map((t) => `${t}-${member}`), since, T);
+      if (uncut !== undefined) problems.push(`releasing pod ${member} (${runs} -> ${target}), without a checkpoint of claim ${uncut} in this attempt (no VolumeSnapshot of it created after ${new Date(since).toISOString()} and cut before the partition write)`);
+    }
+    return problems;
+  }
+
+  /** stateSince: when the pod's state at T (ready, or down: created not ready, not ready, deleted) began; 0 when the log never saw it. */
+  function stateSince(pod: string, T: number): number {
+    let since = 0;
+    let up: boolean | undefined;
+    for (const h of ups.get(pod) ?? []) {
+      if (h.atMs > T) break;
+      if (h.up !== up) since = h.atMs;
+      up = h.up;
+    }
+    return since;
+  }
+
+  /**
    * judgeReplacement: a ready pod deleted by the StatefulSet controller or ours, below the replicas, that
    * comes back on another revision is replaced by a rolling update: each prepare hook the StatefulSet
    * needs must have run for it in this attempt (after the revision became the update revision, after
@@ -571,7 +663,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
    * ended either way (a revert never stops on a failed hook). A person's delete is not a rollout's.
    */
   function judgeReplacement(e: AuditEvent, pod: string): void {
-    if ((!o.prepareHooks && !o.checkpoints) || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
+    if (!o.prepareHooks || (e.user.username !== o.controllerUser && !e.user.username.startsWith('system:'))) return;
     const T = ms(e.stageTimestamp);
     const named = /^(.*)-(\d+)$/.exec(pod);
     const s = named ? sets.get(named[1]!) : undefined;
@@ -586,14 +678,7 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
     // Scaled down (condemned: its status write follows the deletion) and up again: no replacement.
     if ((sizes.get(key) ?? []).some((z) => z.atMs >= T && z.atMs <= next!.atMs && z.replicas <= ordinal)) return;
     const member = pod.slice(s.namespace.length + 1);
-    // A forward step's replacement: each claim of the member snapshotted and cut in this attempt, first.
-    const cp = target !== settled.get(key) ? o.checkpoints?.(key, s.annotations, T) : undefined;
-    if (cp && cp.templates.length > 0) {
-      const since = Math.max(attemptAt.get(key) ?? 0, readySince, cp.sinceMs);
-      const uncut = snapshots.uncut(s.namespace, cp.templates.map((t) => `${t}-${member}`), since, T);
-      if (uncut !== undefined) report.violations.push({ at: e.stageTimestamp, statefulset: key, why: `pod ${member} replaced (${runs} -> ${target}) without a checkpoint of claim ${uncut} in this attempt (no VolumeSnapshot of it created after ${new Date(since).toISOString()} and cut before the pod was deleted)`, request: `${e.verb} ${pod} by ${e.user.username} (auditID ${e.auditID ?? '?'})` });
-    }
-    const needed = o.prepareHooks?.(key, s.annotations, T);
+    const needed = o.prepareHooks(key, s.annotations, T);
     if (!needed || needed.hooks.length === 0) return;
     const since = Math.max(attemptAt.get(key) ?? 0, readySince, needed.sinceMs);
     const missing = hooks.unprepared(key, member, needed.hooks, since, T, target === settled.get(key));
@@ -638,18 +723,19 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
   }
 
   /**
-   * releasesAnyPod: some pod of ordinals [to, from) is let go to another revision than it runs: its
+   * releasedPods: the pods of ordinals [to, from) let go to another revision than they run: a pod's
    * replacement (the first creation before the next partition write) is on another revision, or,
    * without a replacement in the log, the update revision differs from its own. A pod that goes back to
    * the current revision while the update and current revisions are the same is a revert, not a step;
    * so is one that goes back to the last verified revision while it is the update revision (a rollback
    * after the last step, or an undo, over a revision made current unverified: docs/rollouts.md).
    */
-  function releasesAnyPod(s: StsState, from: number, to: number, T: number): boolean {
+  function releasedPods(s: StsState, from: number, to: number, T: number): Released[] {
     const key = `${s.namespace}/${s.name}`;
     const end = partitionWrites.get(key)?.find((t) => t > T) ?? Infinity;
     const revert = s.updateRevision !== undefined && s.updateRevision === s.currentRevision && s.unearned !== s.updateRevision;
     const rollback = s.updateRevision !== undefined && s.updateRevision === settled.get(key);
+    const released: Released[] = [];
     for (let i = to; i < Math.min(from, s.replicas); i++) {
       const pod = `${key}-${i}`;
       const runs = pods.get(pod)?.revision;
@@ -657,8 +743,8 @@ export function checkSafety(eventsIn: AuditEvent[], gateIn: GateChange[], o: Che
       if (target === runs) continue;
       if (revert && target === s.currentRevision && s.unearned !== target) continue;
       if (rollback && target === s.updateRevision) continue;
-      return true;
+      released.push({ ordinal: i, runs, target });
     }
-    return false;
+    return released;
   }
 }

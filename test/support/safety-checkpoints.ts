@@ -1,8 +1,10 @@
 // The safety checker's record of checkpoints (test/support/safety-checker.ts): the VolumeSnapshots
 // created (of which claim, when) and when each was cut (the snapshot controller's status write that first
 // carries status.creationTime), read from the audit log. From it the checker judges, with no code of the
-// planner, that a member a rollout replaced had each of its claims snapshotted in this attempt, and cut,
-// before its pod was deleted (docs/checkpoints.md).
+// planner, that a member a forward step released, ready or not, had each of its claims snapshotted in
+// this attempt, and cut, before the partition write that released it (docs/checkpoints.md): the
+// StatefulSet controller may delete the pod a moment after that write, so a cut between the two is
+// already too late.
 
 import type { Audited, Obj } from './safety-hooks.js';
 
@@ -42,7 +44,16 @@ export class SnapshotRecord {
     }
   }
 
-  /** uncut: the first claim that has no snapshot created after `sinceMs` and cut by `T`; undefined when each has one. */
+  /**
+   * firstCreated: when the first snapshot of these claims was created after `sinceMs` and by `T`
+   * (undefined: none). A checkpoint is the last prepare run of a step: the gates are judged up to it.
+   */
+  firstCreated(namespace: string, claims: readonly string[], sinceMs: number, T: number): number | undefined {
+    const at = this.cuts.filter((c) => c.namespace === namespace && claims.includes(c.claim) && c.createdMs > sinceMs && c.createdMs <= T).map((c) => c.createdMs);
+    return at.length > 0 ? Math.min(...at) : undefined;
+  }
+
+  /** uncut: the first claim that has no snapshot created after `sinceMs` and cut by `T` (the partition write); undefined when each has one. */
   uncut(namespace: string, claims: readonly string[], sinceMs: number, T: number): string | undefined {
     return claims.find((claim) => !this.cuts.some((c) => c.namespace === namespace && c.claim === claim && c.createdMs > sinceMs && c.cutMs !== undefined && c.cutMs <= T));
   }

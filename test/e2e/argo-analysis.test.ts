@@ -1,0 +1,124 @@
+// Argo Rollouts' analysis gating StatefulSets on the real cluster: Argo's AnalysisTemplate and
+// ClusterAnalysisTemplate CRDs installed from Argo's own module (hack/argo-crds.sh), as on a cluster
+// without Argo Rollouts; templates shaped as Argo's documented success-rate template (args, an interval,
+// a count, `result[0] >= 0.95`, a failureLimit), whose query reads the e2e gate exporter through the
+// harness's real Prometheus. Passing: each step's run ends Successful and the rollout completes.
+// Failing: the run ends Failed and the rollout is rolled back at once. A ClusterAnalysisTemplate of an
+// enforcing platform policy gates a StatefulSet that never named it. A provider we do not run holds the
+// step as Invalid, with an Event naming the template, the metric and the field. The safety checker
+// judges the first StatefulSet's steps against the gauge its template reads.
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { jest } from '@jest/globals';
+import { KEYS } from '../../src/annotations.js';
+import { eventually } from '../support/eventually.js';
+import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, safetyReport, setGate } from './cluster.js';
+import { Rollout } from './rollout.js';
+
+jest.setTimeout(240_000);
+
+const clusterTemplate = `e2e-argo-slo-${process.pid}`;
+const clusterGate = `e2e-argo-platform-${process.pid}`;
+const tier = `e2e-argo-${process.pid}`;
+let ns: string;
+let platformNs: string;
+
+// Argo's documented success-rate template, its query on the e2e exporter (a gauge the test sets).
+const successRate = (name: string, namespace?: string) => ({
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: namespace ? 'AnalysisTemplate' : 'ClusterAnalysisTemplate',
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  spec: {
+    args: [{ name: 'service-name' }],
+    metrics: [{ name: 'success-rate', interval: '1s', count: 3, successCondition: 'result[0] >= 0.95', failureLimit: 1, provider: { prometheus: { query: 'e2e_gate{name="{{args.service-name}}"}' } } }],
+  },
+});
+const gatePolicy = (kind: 'RolloutGate' | 'ClusterRolloutGate', name: string, spec: Record<string, unknown>, namespace?: string) => ({
+  apiVersion: 'phased-rollout.io/v1alpha1',
+  kind,
+  metadata: { name, ...(namespace ? { namespace } : {}) },
+  spec: { initialDelaySeconds: 0, periodSeconds: 1, successThreshold: 1, ...spec },
+});
+
+beforeAll(async () => {
+  const crds = execFileSync('bash', [join(process.cwd(), 'hack/argo-crds.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  for (const f of ['analysis-template-crd.yaml', 'cluster-analysis-template-crd.yaml']) await kubectlOk(['apply', '--server-side', '-f', join(crds, f)]);
+  await kubectlOk(['wait', '--for=condition=Established', 'crd/analysistemplates.argoproj.io', 'crd/clusteranalysistemplates.argoproj.io', '--timeout=60s']);
+  ns = await createNamespace('e2e-argo');
+  platformNs = await createNamespace('e2e-argo-platform');
+});
+afterAll(async () => {
+  await kubectl(['delete', 'clusterrolloutgate', clusterGate, '--ignore-not-found']);
+  await kubectl(['delete', 'clusteranalysistemplate', clusterTemplate, '--ignore-not-found']);
+  await deleteNamespace(ns);
+  await deleteNamespace(platformNs);
+});
+
+describe("Argo's AnalysisTemplates as gate sources", () => {
+  it('a passing run at each step completes the rollout; a failing one rolls it back at once', async () => {
+    await kubectlOk(['apply', '-f', '-'], successRate('success-rate', ns));
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'argo', { analysis: { templates: [{ templateName: 'success-rate' }], args: [{ name: 'service-name', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }] } }, ns));
+    await setGate('argo-db', '1');
+    const sts = new Rollout(ns, 'argo-db', 2, { [KEYS.enabled]: 'true', [KEYS.gates]: 'argo', [KEYS.onFailure]: 'rollback' });
+    await sts.create();
+    const r2 = await sts.roll('registry.example/app:2');
+    await sts.completed(r2, 120_000);
+    const history = (await sts.status())?.history;
+    expect(history?.['argo/analysis']?.at(-1)).toMatchObject({ result: 'pass', value: 'Successful' });
+    // Each of the template's metrics is shown with its last measurement, in status as on the dashboard.
+    expect(history?.['argo/analysis/success-rate']?.at(-1)).toMatchObject({ result: 'pass', value: '[1]' });
+    const shown = await kubectl(['phased-rollout', 'status', 'argo-db', '-n', ns]);
+    expect(shown.stdout).toMatch(/argo\/analysis\s+pass\s+\d+\s+Successful/);
+    expect(shown.stdout).toMatch(/argo\/analysis\/success-rate\s+pass\s+\d+\s+\[1\]/);
+
+    // Below 0.95: the first measurement fails, the second passes failureLimit 1, the run is Failed.
+    await setGate('argo-db', '0.5');
+    const r3 = await sts.roll('registry.example/app:3');
+    await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'RolledBack', failedRevision: r3, failureReason: 'FailureThreshold' }), 90_000, 500);
+    const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
+    expect(events.items.filter((e) => e.involvedObject.name === 'argo-db' && e.reason === 'CheckFailed').map((e) => e.message).join('\n')).toContain('analysis Failed');
+    expect(await sts.partition()).toBe(2);
+    // The independent checker replays the audit log: every step and the final check came after the
+    // gauge the template reads had passed for a check's window (a run needs three measurements, longer
+    // still), and the rollback was a revert.
+    const safety = await safetyReport(ns, 'argo-db', undefined, { gateNames: () => ['argo-db'], settings: { [KEYS.successThreshold]: '1', [KEYS.periodSeconds]: '1', [KEYS.initialDelaySeconds]: '0' } });
+    expect(safety.violations).toEqual([]);
+    expect(safety.gatedSteps).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a template with a provider not run here holds the step as Invalid, and an Event names the template, the metric and the field; fixed, the rollout goes on', async () => {
+    await kubectlOk(['apply', '-f', '-'], { apiVersion: 'argoproj.io/v1alpha1', kind: 'AnalysisTemplate', metadata: { name: 'datadog', namespace: ns }, spec: { metrics: [{ name: 'errors', provider: { datadog: { query: 'sum:errors{*}' } } }] } });
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'dd', { analysis: { templates: [{ templateName: 'datadog' }] } }, ns));
+    const sts = new Rollout(ns, 'argo-dd', 1, { [KEYS.enabled]: 'true', [KEYS.gates]: 'dd' });
+    await sts.create();
+    const r2 = await sts.roll('registry.example/app:2');
+    await eventually(async () => {
+      const events = await getJson<{ items: { reason: string; message: string; involvedObject: { name: string } }[] }>(['events', '-n', ns]);
+      expect(events.items.find((e) => e.involvedObject.name === 'argo-dd' && e.reason === 'AnalysisInvalid')?.message).toContain('AnalysisTemplate datadog, metric errors: provider.datadog: the datadog provider is not run here');
+    }, 30_000, 500);
+    await eventually(async () => expect((await sts.status())?.phase).toBe('Invalid'), 10_000, 300);
+    expect((await sts.status())?.message).toContain('analysis dd/analysis cannot run: AnalysisTemplate datadog, metric errors: provider.datadog');
+    expect(await sts.partition()).toBe(1);
+    // Fixed (the metric asks Prometheus now): the run is made at the next look, and the rollout goes on.
+    await setGate('argo-dd', '1');
+    await kubectlOk(['apply', '-f', '-'], { apiVersion: 'argoproj.io/v1alpha1', kind: 'AnalysisTemplate', metadata: { name: 'datadog', namespace: ns }, spec: { metrics: [{ name: 'errors', successCondition: 'result[0] == 1', provider: { prometheus: { query: 'e2e_gate{name="argo-dd"}' } } }] } });
+    await sts.completed(r2, 60_000);
+  });
+
+  it("a ClusterAnalysisTemplate of an enforcing platform policy gates a StatefulSet that never named it, measured by the operator's Prometheus", async () => {
+    await kubectlOk(['label', 'namespace', platformNs, `tier=${tier}`, 'phased-rollout.io/enforced=true']);
+    await kubectlOk(['apply', '-f', '-'], successRate(clusterTemplate));
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('ClusterRolloutGate', clusterGate, { namespaceSelector: { matchLabels: { tier } }, enforce: true, analysis: { templates: [{ templateName: clusterTemplate, clusterScope: true }], args: [{ name: 'service-name', value: 'argo-platform' }] } }));
+    await setGate('argo-platform', '1');
+    // The team names a Prometheus that answers nothing: the platform's analysis is not asked there.
+    const sts = new Rollout(platformNs, 'plat', 2, { [KEYS.prometheusUrl]: 'http://127.0.0.1:9' });
+    await eventually(async () => {
+      const created = await kubectl(['apply', '-f', '-'], sts.manifest);
+      expect(created.stderr).toContain(`opted in by ClusterRolloutGate ${clusterGate}`);
+    }, 20_000, 250);
+    await eventually(async () => expect((await sts.get()).status.readyReplicas ?? 0).toBe(2), 60_000, 300);
+    const r2 = await sts.roll('registry.example/app:2');
+    await sts.completed(r2, 120_000);
+    expect((await sts.status())?.history?.[`cluster/${clusterGate}/analysis`]?.at(-1)).toMatchObject({ result: 'pass', value: 'Successful' });
+  });
+});

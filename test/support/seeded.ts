@@ -1,0 +1,14 @@
+/**
+ * seeded is a small seeded generator (mulberry32): a run can be repeated from its printed seed. For
+ * spreading test cases and fault timings, never for anything secret.
+ */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

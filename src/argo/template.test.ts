@@ -78,6 +78,9 @@ describe('what is refused, named', () => {
     ['sigv4', { prometheus: { query: 'q', authentication: { sigv4: { region: 'x' } } } }, `${t}, metric m: provider.prometheus.authentication: provider authentication (sigv4, oauth2) is not run here: credentials come from a Secret with phased-rollout.io/prometheus-secret`],
     ['insecure web', { web: { url: 'https://w', insecure: true } }, `${t}, metric m: provider.web.insecure: TLS verification cannot be turned off here`],
     ['a token in a web header', { web: { url: 'https://w', headers: [{ key: 'Authorization', value: 'Bearer abc' }] } }, `${t}, metric m: provider.web.headers: the header Authorization carries a credential written in the template: take it from a Secret through an arg (valueFrom.secretKeyRef)`],
+    ['an empty authentication is still refused', { web: { url: 'https://w', authentication: {} } }, `${t}, metric m: provider.web.authentication: provider authentication (oauth2) is not run here: credentials come from a Secret (phased-rollout.io/http-secret)`],
+    ['no headers, insecure false', { prometheus: { query: 'q', headers: [], insecure: false } }, undefined],
+    ['a Host header', { web: { url: 'https://w', headers: [{ key: 'host', value: 'other' }] } }, `${t}, metric m: provider.web.headers: the header host is not sent from a template (the URL decides where the request goes)`],
     ['a token from an arg', { web: { url: 'https://w', headers: [{ key: 'Authorization', value: 'Bearer {{args.token}}' }] } }, undefined],
   ])('%s', (_n, provider, why) => {
     expect(refusal({ name: 'm', template: t, provider })).toBe(why);

@@ -188,7 +188,9 @@ export function refusal(m: ArgoMetric & { template?: string }): string | undefin
   const fields = (provider[kind] ?? {}) as Record<string, unknown>;
   for (const [field, why] of Object.entries(REFUSED_FIELDS[kind] ?? {})) {
     const v = fields[field];
-    if (v === undefined || v === null || v === false || (typeof v === 'object' && Object.keys(v as object).length === 0)) continue;
+    // Present is refused, as the admission policy (charts/.../analysis-policy.yaml) refuses it: CEL can
+    // tell an empty list but not an empty object, so `authentication: {}` is refused in both places.
+    if (v === undefined || v === null || v === false || (Array.isArray(v) && v.length === 0)) continue;
     return `${where}: provider.${kind}.${field}: ${why}`;
   }
   if (kind === 'web' && Array.isArray(fields.headers)) {

@@ -11,6 +11,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
+import { refusal } from '../../src/argo/template.js';
+import type { ArgoMetric } from '../../src/argo/types.js';
 import { eventually } from '../support/eventually.js';
 import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, safetyReport, setGate } from './cluster.js';
 import { Rollout } from './rollout.js';
@@ -87,7 +89,12 @@ describe("Argo's AnalysisTemplates as gate sources", () => {
   });
 
   it('a template with a provider not run here holds the step as Invalid, and an Event names the template, the metric and the field; fixed, the rollout goes on', async () => {
+    // The reference first, the template after (as GitOps may apply them): nothing to refuse yet at
+    // admission, so the controller is where the refusal shows.
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'dd', { analysis: { templates: [{ templateName: 'datadog' }] } }, ns));
     await kubectlOk(['apply', '-f', '-'], { apiVersion: 'argoproj.io/v1alpha1', kind: 'AnalysisTemplate', metadata: { name: 'datadog', namespace: ns }, spec: { metrics: [{ name: 'errors', provider: { datadog: { query: 'sum:errors{*}' } } }] } });
+    // An edit of the policy that leaves its reference as it was is not refused for the template.
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'dd', { analysis: { templates: [{ templateName: 'datadog' }] }, periodSeconds: 2 }, ns));
     await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'dd', { analysis: { templates: [{ templateName: 'datadog' }] } }, ns));
     const sts = new Rollout(ns, 'argo-dd', 1, { [KEYS.enabled]: 'true', [KEYS.gates]: 'dd' });
     await sts.create();
@@ -103,6 +110,66 @@ describe("Argo's AnalysisTemplates as gate sources", () => {
     await setGate('argo-dd', '1');
     await kubectlOk(['apply', '-f', '-'], { apiVersion: 'argoproj.io/v1alpha1', kind: 'AnalysisTemplate', metadata: { name: 'datadog', namespace: ns }, spec: { metrics: [{ name: 'errors', successCondition: 'result[0] == 1', provider: { prometheus: { query: 'e2e_gate{name="argo-dd"}' } } }] } });
     await sts.completed(r2, 60_000);
+  });
+
+  it('a reference written to a template that cannot run is refused at admission, in the words of the controller', async () => {
+    const cases: Record<string, unknown>[] = [
+      { datadog: { query: 'sum:errors{*}' } },
+      { plugin: { 'argoproj-labs/metric': { q: 1 } } },
+      { prometheus: { query: 'up', rangeQuery: { start: 'now() - duration("5m")', end: 'now()', step: '1m' } } },
+      { prometheus: { query: 'up', authentication: { sigv4: { region: 'eu-west-1' } } } },
+      { prometheus: { query: 'up', headers: [{ key: 'X-Scope-OrgID', value: 'team' }] } },
+      { web: { url: 'https://example.test/ok', insecure: true } },
+      { web: { url: 'https://example.test/ok', headers: [{ key: 'Authorization', value: 'Bearer abc' }] } },
+      { web: { url: 'https://example.test/ok', headers: [{ key: 'Host', value: 'other.test' }] } },
+      { prometheus: { query: 'up' }, web: { url: 'https://example.test/ok' } },
+    ];
+    const template = (name: string, provider: Record<string, unknown>, cluster = false) => ({
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: cluster ? 'ClusterAnalysisTemplate' : 'AnalysisTemplate',
+      metadata: { name, ...(cluster ? {} : { namespace: ns }) },
+      spec: { metrics: [{ name: 'm', successCondition: 'true', provider }] },
+    });
+    // What the controller would say of the template as the API server stores it (pruned by Argo's schema).
+    const expected = async (name: string, cluster = false): Promise<string> => {
+      const t = await getJson<{ spec: { metrics: ArgoMetric[] } }>(cluster ? ['clusteranalysistemplate', name] : ['analysistemplate', name, '-n', ns]);
+      const why = refusal({ ...t.spec.metrics[0]!, template: `${cluster ? 'ClusterAnalysisTemplate' : 'AnalysisTemplate'} ${name}` });
+      expect(why).toBeDefined();
+      return why!;
+    };
+    for (const [i, provider] of cases.entries()) {
+      await kubectlOk(['apply', '-f', '-'], template(`refused-${i}`, provider));
+      const why = await expected(`refused-${i}`);
+      // The API server picks a new template up through its own watch: asked until it has.
+      await eventually(async () => {
+        const r = await kubectl(['apply', '-f', '-'], gatePolicy('RolloutGate', `refused-${i}`, { analysis: { templates: [{ templateName: 'success-rate' }, { templateName: `refused-${i}` }] } }, ns));
+        expect(r.code).not.toBe(0);
+        expect(r.stderr).toContain(`phased-rollout: RolloutGate refused-${i} names AnalysisTemplate refused-${i}, which cannot run here: ${why}`);
+      }, 20_000, 300);
+    }
+    // The StatefulSet's own annotation, as names and as JSON; a cluster-scoped one through cluster/.
+    const sts = new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: 'success-rate, refused-0' });
+    const r = await kubectl(['apply', '-f', '-'], sts.manifest);
+    expect(r.stderr).toContain(`StatefulSet argo-refused names AnalysisTemplate refused-0, which cannot run here: ${await expected('refused-0')}`);
+    const json = new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: JSON.stringify({ templates: [{ templateName: 'refused-6' }] }) });
+    expect((await kubectl(['apply', '-f', '-'], json.manifest)).stderr).toContain(`names AnalysisTemplate refused-6, which cannot run here: ${await expected('refused-6')}`);
+    const clusterName = `e2e-argo-refused-${process.pid}`;
+    await kubectlOk(['apply', '-f', '-'], template(clusterName, cases[1]!, true));
+    const clusterWhy = await expected(clusterName, true);
+    try {
+      await eventually(async () => {
+        const c = await kubectl(['apply', '-f', '-'], new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: `cluster/${clusterName}` }).manifest);
+        expect(c.stderr).toContain(`names ClusterAnalysisTemplate ${clusterName}, which cannot run here: ${clusterWhy}`);
+      }, 20_000, 300);
+      // A namespaced template of the same name is another object: the cluster one alone is judged.
+      await kubectlOk(['apply', '-f', '-'], template(clusterName, { prometheus: { query: 'up' } }));
+      const jsonCluster = await kubectl(['apply', '-f', '-'], new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: JSON.stringify({ templates: [{ templateName: clusterName, clusterScope: true }] }) }).manifest);
+      expect(jsonCluster.stderr).toContain(`names ClusterAnalysisTemplate ${clusterName}`);
+    } finally {
+      await kubectl(['delete', 'clusteranalysistemplate', clusterName, '--ignore-not-found']);
+    }
+    // Templates that run are not refused: the StatefulSet is created.
+    await kubectlOk(['apply', '-f', '-'], new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: `success-rate, ${clusterName}` }).manifest);
   });
 
   it("a ClusterAnalysisTemplate of an enforcing platform policy gates a StatefulSet that never named it, measured by the operator's Prometheus", async () => {

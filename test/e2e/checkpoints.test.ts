@@ -11,6 +11,7 @@
 import { jest } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { KEYS } from '../../src/annotations.js';
+import { KEY_ANNOTATION } from '../../src/checkpoints/snapshots.js';
 import { eventually } from '../support/eventually.js';
 import { partitionOps } from '../support/safety-checker.js';
 import { auditLog, env, getJson, kubectl, kubectlOk, run, safetyReport, setGate } from './cluster.js';
@@ -113,7 +114,7 @@ describe(`checkpoints on the real node${skipped}`, () => {
     await kubectlOk(['delete', 'volumesnapshot', 'by-hand', '-n', ns, '--wait=false']);
   });
 
-  realIt('a snapshot that cannot be cut (no such class) holds the step: counted as an error, no pod replaced', async () => {
+  realIt('a snapshot that cannot be cut (no such class) holds the step: counted as an error; one that is another\'s: a failed check; no pod replaced', async () => {
     await kubectlOk(['apply', '-f', '-'], policy('no-class', { volumeSnapshotClassName: 'no-such-class', timeoutSeconds: 10 }, { errorLimit: 0 }));
     await setGate('cp-held', '1');
     const sts = withData(realRollout(ns, 'cp-held', 2, fastGate('cp-held', { [KEYS.gates]: 'no-class', [KEYS.successThreshold]: '1' })));
@@ -127,6 +128,23 @@ describe(`checkpoints on the real node${skipped}`, () => {
     const pods = await getJson<{ items: { metadata: { labels: Record<string, string> } }[] }>(['pods', '-n', ns, '-l', 'app=cp-held']);
     expect(pods.items.map((p) => p.metadata.labels['controller-revision-hash'])).toEqual([old, old]);
     expect((await sts.status())?.message).toMatch(/check not evaluated|gate/);
+
+    // The next attempt's snapshot, made another's (its key rewritten) before the controller looks
+    // again: a failed check, not an error, and still no pod replaced.
+    const first = new Set((await snapshotsOf('cp-held')).map((x) => x.metadata.name));
+    const next = await eventually(async () => {
+      const fresh = (await snapshotsOf('cp-held')).find((x) => !first.has(x.metadata.name));
+      expect(fresh).toBeDefined();
+      return fresh!.metadata.name;
+    }, 60_000, 200);
+    await kubectlOk(['annotate', 'volumesnapshot', next, '-n', ns, '--overwrite', `${KEY_ANNOTATION}=someone-else`]);
+    await eventually(async () => {
+      const failedCheck = (await eventsOf('cp-held')).find((e) => e.reason === 'CheckpointFailed' && e.message.includes(`checkpoint of pod cp-held-1 failed: VolumeSnapshot ${ns}/${next} exists and is not this checkpoint`));
+      expect(failedCheck).toBeDefined();
+    }, 60_000, 500);
+    const metrics = await (await fetch(`${env().CONTROLLER_METRICS_URL}/metrics`)).text();
+    expect(metrics).toMatch(new RegExp(`phased_rollout_checkpoints_total\\{[^}]*namespace="${ns}"[^}]*result="fail"[^}]*\\} [1-9]`));
+    expect(await sts.partition()).toBe(2);
   });
 
   realIt('a bad release rolled back, then restore by command: the member has its data of before; killed mid-restore, nothing makes the claim empty and the command goes on', async () => {

@@ -35,7 +35,7 @@ function world(templates: Record<string, unknown>, answers: number[]) {
   const d = {
     objects,
     core: {} as CoreV1Api,
-    log: quietLog(),
+    log: quietLog().log,
     prometheusTimeoutMs: 5000,
     now: () => now,
     queryData: async (q: { prometheusUrl: string; query: string; params?: Record<string, string> }) => {
@@ -100,7 +100,7 @@ describe('Argo analysis runs beside the checks', () => {
   it.each<[string, Record<string, unknown>, AnalysisCheck, string]>([
     ['a missing template', {}, check('s1'), 'AnalysisTemplate up not found'],
     ['a refused provider', { 'cluster/up': { spec: { metrics: [{ name: 'm', provider: { newRelic: { query: 'x' } } }] } } }, check('s1', [{ templateName: 'up', clusterScope: true } as never]), 'ClusterAnalysisTemplate up, metric m: provider.newRelic: the newRelic provider is not run here'],
-    ['a provider not run by this version yet', { 'team/up': { spec: { metrics: [{ name: 'j', provider: { job: { spec: {} } } }] } } }, check('s1'), 'AnalysisTemplate up, metric j: provider.job: only the prometheus and web providers are run by this version'],
+    ['a job metric with no pod template', { 'team/up': { spec: { metrics: [{ name: 'j', provider: { job: { spec: {} } } }] } } }, check('s1'), 'AnalysisTemplate up, metric j: provider.job.spec.template.spec.containers: at least one container'],
     ['a web URL not under --allowed-gate-urls, shown as the template wrote it', { 'team/up': { spec: { args: [{ name: 'gate' }], metrics: [{ name: 'w', provider: { web: { url: 'http://elsewhere/{{args.gate}}' } } }] } } }, check('s1'), 'AnalysisTemplate up, metric w: provider.web.url http://elsewhere/{{args.gate}}: not under'],
     ['a Prometheus address not allowed (a hold, never measured as errors)', { 'team/up': template({ provider: { prometheus: { address: 'http://elsewhere:9090', query: 'up' } } }) }, check('s1'), 'provider.prometheus.address http://elsewhere:9090: address http://elsewhere:9090 is not under'],
     ['a web body with GET', { 'team/up': { spec: { metrics: [{ name: 'w', provider: { web: { url: 'http://health.team/x', body: 'x' } } }] } } }, check('s1'), 'provider.web: Body/JSONBody can only be used with POST or PUT'],
@@ -183,6 +183,97 @@ describe('Argo analysis runs beside the checks', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('a job metric runs a Job gate\'s Job per measurement: Running while it runs, its outcome counted once; a failed Job fails the run', async () => {
+    const jobSpec = { template: { spec: { containers: [{ name: 'check', image: 'busybox', args: ['{{args.gate}}'] }] } } };
+    const { d, tick } = world({ 'team/smoke': { spec: { args: [{ name: 'gate' }], metrics: [{ name: 'smoke', count: 2, interval: '5s', provider: { job: { spec: jobSpec } } }] } } }, []);
+    // The Job controller, acted by the test: Jobs are listed with their status as the test sets it.
+    const jobs = new Map<string, Record<string, any>>();
+    const deleted: string[] = [];
+    (d as { batch: unknown }).batch = {
+      listNamespacedJob: async () => ({ items: [...jobs.values()].map((j) => structuredClone(j)) }),
+      createNamespacedJob: async ({ body }: { body: Record<string, any> }) => {
+        const uid = `uid-${jobs.size + 1}`;
+        jobs.set(body.metadata.name, { ...body, metadata: { ...body.metadata, uid, resourceVersion: '1', creationTimestamp: new Date(0).toISOString() } });
+        return { metadata: { uid } };
+      },
+      patchNamespacedJob: async ({ name, body }: { name: string; body: { metadata: { labels: Record<string, string> } } }) => {
+        const j = jobs.get(name)!;
+        j.metadata.labels = { ...j.metadata.labels, ...body.metadata.labels };
+        return j;
+      },
+      deleteNamespacedJob: async ({ name }: { name: string }) => {
+        deleted.push(name);
+        jobs.delete(name);
+      },
+    };
+    (d as { events: unknown }).events = { emit: async () => undefined };
+    const c = { ...check('s1', [{ templateName: 'smoke' }]), job: { revision: 'db-2', partition: 2, pod: 'db-2', pods: 'p' } };
+    const runs = new AnalysisRuns();
+    const finish = (type: 'Complete' | 'Failed') => {
+      for (const j of jobs.values()) if (!j.status) j.status = { conditions: [{ type, status: 'True' }] };
+    };
+    expect((await runs.advance(d, target, [c], where)).running).toEqual(['team-gates/analysis']);
+    expect(jobs.size).toBe(1);
+    const first = [...jobs.values()][0]!;
+    // A Job gate's Job: owned by the StatefulSet, labelled, the arg substituted, its step on it.
+    expect(first.metadata).toMatchObject({ labels: { 'phased-rollout.io/statefulset': 'db' }, annotations: { 'phased-rollout.io/gate': 'team-gates/analysis/smoke', 'phased-rollout.io/revision': 'db-2', 'phased-rollout.io/partition': '2' }, ownerReferences: [{ kind: 'StatefulSet', uid: 'sts-uid' }] });
+    expect(first.spec.template.spec.containers[0].args).toEqual(['db']);
+    expect(first.spec.activeDeadlineSeconds).toBe(600);
+    tick(2000);
+    expect((await runs.advance(d, target, [c], where)).running).toEqual(['team-gates/analysis']);
+    expect(jobs.size).toBe(1); // resumed, not a second Job
+    finish('Complete');
+    tick(2000);
+    expect((await runs.advance(d, target, [c], where)).running).toEqual(['team-gates/analysis']);
+    tick(6000);
+    await runs.advance(d, target, [c], where); // the second measurement: a second Job
+    expect(jobs.size).toBe(2);
+    finish('Complete');
+    tick(3000);
+    const done = await runs.advance(d, target, [c], where);
+    expect(done.results[0]).toMatchObject({ name: 'team-gates/analysis', verdict: { result: 'pass', value: 'Successful' } });
+    expect(done.results.find((r) => r.name === 'team-gates/analysis/smoke')?.verdict).toMatchObject({ value: 'Complete' });
+
+    // Another step: a failing Job fails the run; a run that stops while a Job runs deletes it.
+    const failing = { ...c, step: 's2' };
+    await runs.advance(d, target, [failing], where);
+    finish('Failed');
+    tick(3000);
+    const failed = await runs.advance(d, target, [failing], where);
+    expect(failed.results[0]?.verdict).toMatchObject({ result: 'fail', value: 'Failed' });
+    expect(deleted).toEqual([]);
+  });
+
+  it('a Job still running when another metric fails the run is deleted, its measurement Inconclusive (Argo terminates it)', async () => {
+    const jobSpec = { template: { spec: { containers: [{ name: 'check', image: 'busybox' }] } } };
+    const { d, tick } = world({ 'team/mixed': { spec: { args: [{ name: 'gate' }], metrics: [{ name: 'smoke', provider: { job: { spec: jobSpec } } }, { name: 'up', successCondition: 'result[0] == 1', provider: { prometheus: { query: 'q' } } }] } } }, [0]);
+    const jobs = new Map<string, Record<string, any>>();
+    const deleted: string[] = [];
+    (d as { batch: unknown }).batch = {
+      listNamespacedJob: async () => ({ items: [...jobs.values()] }),
+      createNamespacedJob: async ({ body }: { body: Record<string, any> }) => {
+        jobs.set(body.metadata.name, { ...body, metadata: { ...body.metadata, uid: 'u1', creationTimestamp: new Date(0).toISOString() } });
+        return { metadata: { uid: 'u1' } };
+      },
+      deleteNamespacedJob: async ({ name }: { name: string }) => void deleted.push(name),
+    };
+    (d as { events: unknown }).events = { emit: async () => undefined };
+    const c = { ...check('s1', [{ templateName: 'mixed' }]), job: { revision: 'db-2', partition: 2, pod: 'db-2', pods: 'p' } };
+    const runs = new AnalysisRuns();
+    expect((await runs.advance(d, target, [c], where)).running).toEqual(['team-gates/analysis']);
+    tick(1000);
+    const out = await runs.advance(d, target, [c], where);
+    expect(deleted).toEqual([...jobs.keys()]);
+    expect(out.results[0]?.verdict).toMatchObject({ result: 'fail', value: 'Failed' });
+    expect(out.results.find((r) => r.name === 'team-gates/analysis/smoke')?.verdict.detail).toContain('Metric Terminated');
+  });
+
+  it('a job metric whose template a Job gate could not run holds the step, naming the field', async () => {
+    const { d } = world({ 'team/bad': { spec: { metrics: [{ name: 'smoke', provider: { job: { spec: { template: { spec: { containers: [] } } } } } }] } } }, []);
+    const out = await new AnalysisRuns().advance(d, target, [check('s1', [{ templateName: 'bad' }])], where);
+    expect(out.problems[0]?.problem).toBe('AnalysisTemplate bad, metric smoke: provider.job.spec.template.spec.containers: at least one container');
   });
 
   it("sends a platform policy's metrics to the operator's Prometheus, others to an allowed address, with the tenant", () => {

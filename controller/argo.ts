@@ -18,7 +18,7 @@ import { finishRun, planRun, type RunMetric } from '../src/argo/prepare.js';
 import { measurePrometheus } from '../src/argo/prometheus.js';
 import { measureWeb, webRequestProblem } from '../src/argo/web.js';
 import { boundedGet } from '../src/net/bounded-get.js';
-import { dueMetrics, pass, startRun } from '../src/argo/run.js';
+import { dueMetrics, inProgress, pass, startRun, terminating } from '../src/argo/run.js';
 import type { ArgoTemplate, TemplateRef } from '../src/argo/template.js';
 import type { ArgoMeasurement, ArgoPhase, ArgoRunSpec, ArgoRunStatus } from '../src/argo/types.js';
 import { runVerdict } from '../src/argo/verdict.js';
@@ -27,6 +27,9 @@ import { credentialsAllowed, listed, urlAllowed } from '../src/prometheus/allowe
 import type { NamedVerdict } from '../src/rollout/gates.js';
 import type { AnalysisCheck, CheckRequest, Verdict } from '../src/rollout/types.js';
 import type { ReconcileDeps } from './deps.js';
+import { runJobGates } from './jobs.js';
+import { apiErrorCode, apiErrorMessage } from '../src/k8s/errors.js';
+import { DEFAULT_JOB_TIMEOUT_SECONDS, parseJobGate, type JobCheck } from '../src/jobs/template.js';
 
 /** Argo's API group and version, read as they are (we do not install or own these CRDs). */
 export const ARGO_GROUP = 'argoproj.io';
@@ -73,7 +76,7 @@ export class AnalysisRuns {
   }
 
   /** advance takes each gate's due measurements and returns what the runs say now. */
-  async advance(d: ReconcileDeps, t: EventTarget, checks: readonly AnalysisCheck[], prometheusFor: PrometheusFor): Promise<AnalysisOutcome> {
+  async advance(d: ReconcileDeps, t: EventTarget, checks: readonly AnalysisCheck[], prometheusFor: PrometheusFor, write: () => ConfigurationOptions = () => withDeadline(d.requestTimeoutMs ?? 10_000)): Promise<AnalysisOutcome> {
     const now = d.now ?? Date.now;
     const out: AnalysisOutcome = { results: [], running: [], problems: [] };
     // Gates no longer asked (a policy renamed or removed) keep no run.
@@ -95,7 +98,16 @@ export class AnalysisRuns {
         }
         const due = dueMetrics(run.spec, run.status, now());
         const metrics: RunMetric[] = run.spec.metrics;
-        const taken = await Promise.all(due.map(async (name) => ({ name, measurement: await measure(d, c.name, metrics.find((m) => m.name === name)!, prometheusFor, now) })));
+        const status = run.status;
+        const stopping = terminating(status);
+        const taken = await Promise.all(
+          due.map(async (name) => {
+            const m = metrics.find((x) => x.name === name)!;
+            if (m.provider?.job === undefined) return { name, measurement: await measure(d, c.name, m, prometheusFor, now) };
+            const lm = status.metricResults.find((r) => r.name === name)?.measurements.at(-1);
+            return { name, measurement: await measureJob(d, t, c, m, lm && inProgress(lm) ? lm : undefined, stopping, now, write) };
+          }),
+        );
         run.status = pass(run.spec, run.status, now(), taken);
         const v = runVerdict(run.status);
         if (v === 'running') out.running.push(c.name);
@@ -118,10 +130,9 @@ async function makeRun(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, prome
   // template is the team's to edit, and would let it rewrite the platform's gate.
   const local = c.clusterOnly ? planned.flat.metrics.find((m) => !m.template.startsWith('ClusterAnalysisTemplate ')) : undefined;
   if (local) return { error: `${local.template}, metric ${local.name}: a ClusterRolloutGate's analysis runs only ClusterAnalysisTemplates (a namespaced template is the namespace's to edit)` };
-  // The job provider is accepted by the reference's checks but not run by this version yet: held with
-  // the reason rather than measured as errors that would fail the step.
-  const unrun = planned.flat.metrics.find((m) => !m.provider?.prometheus && !m.provider?.web);
-  if (unrun) return { error: `${unrun.template}, metric ${unrun.name}: provider.${Object.keys(unrun.provider ?? {})[0] ?? '?'}: only the prometheus and web providers are run by this version` };
+  // template.ts refuses every other provider; this stays as the shell's own guard.
+  const unrun = planned.flat.metrics.find((m) => !m.provider?.prometheus && !m.provider?.web && !m.provider?.job);
+  if (unrun) return { error: `${unrun.template}, metric ${unrun.name}: provider.${Object.keys(unrun.provider ?? {})[0] ?? '?'}: only the prometheus, web and job providers are run` };
   // Secrets under the same rule as the HTTP gates': only one labelled phased-rollout.io/gate-credentials.
   const secrets = new Map<string, string>();
   for (const s of planned.secrets) {
@@ -142,6 +153,13 @@ async function makeRun(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, prome
   for (const [i, m] of run.spec.metrics.entries()) {
     const raw = planned.flat.metrics[i] ?? m;
     const at = `${m.template}, metric ${m.name}`;
+    if (m.provider?.job !== undefined) {
+      // A job metric's Job is made as a Job gate's (owned by the StatefulSet, labelled, held by the
+      // chart's Job policy): its template is checked as a Job gate's is, before anything runs.
+      const bad = jobCheckOf(c, m, { revision: '', partition: 0, pod: '', pods: '' });
+      if (typeof bad === 'string') return { error: `${at}: ${bad}` };
+      continue;
+    }
     if (m.provider?.web !== undefined) {
       const w = m.provider.web as { url?: unknown; method?: string; body?: string; jsonBody?: unknown };
       const shown = String((raw.provider?.web as { url?: unknown } | undefined)?.url ?? '');
@@ -174,6 +192,59 @@ function webUrlProblem(url: string, allowed: readonly string[], secret: boolean)
   if (!urlAllowed(url, allowed)) return `not under the controller's --allowed-gate-urls: ${allowed.join(', ')}`;
   if (secret && !listed(url, allowed)) return "an arg from a Secret goes only to a URL under the controller's --allowed-gate-urls (Helm value allowedGateUrls), and it lists none";
   return undefined;
+}
+
+/**
+ * jobCheckOf is a job metric as a Job gate's check (src/jobs): `<gate>/<metric>`, one Job per
+ * measurement (runs: check), the metric's Job template, its activeDeadlineSeconds (600 s when it sets
+ * none) as the gate's timeout; or why the template is not one a Job gate could run.
+ */
+export function jobCheckOf(c: AnalysisCheck, m: RunMetric, step: NonNullable<AnalysisCheck['job']>): JobCheck | string {
+  const job = (m.provider?.job ?? {}) as { metadata?: unknown; spec?: Record<string, unknown> };
+  const deadline = job.spec?.activeDeadlineSeconds;
+  const parsed = parseJobGate(`${c.name}/${m.name}`, { runs: 'check', timeoutSeconds: deadline ?? DEFAULT_JOB_TIMEOUT_SECONDS, template: { ...(job.metadata !== undefined ? { metadata: job.metadata } : {}), spec: job.spec } }, 'provider.job');
+  if (typeof parsed === 'string') return parsed.replace('provider.job.template.', 'provider.job.').replace('provider.job.timeoutSeconds', 'provider.job.spec.activeDeadlineSeconds');
+  return { ...parsed, name: `${c.name}/${m.name}`, ...step };
+}
+
+/**
+ * measureJob takes or resumes one measurement of a job metric as Argo's job provider does: a Job per
+ * measurement, Running while it runs (resumed after sqrt(2 x elapsed) seconds, Argo's backoff),
+ * Successful when it completes, Failed when it fails; terminated (the run stops) it is deleted and the
+ * measurement is Inconclusive. The Job is a Job gate's (controller/jobs.ts): owned by the StatefulSet,
+ * labelled, one of the StatefulSet's at a time, its outcome counted only from a Job this process made.
+ * A Job past its deadline is an Error (ours: the check could not be made), where Argo reads Failed.
+ */
+async function measureJob(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, m: RunMetric, current: ArgoMeasurement | undefined, stopping: boolean, now: () => number, write: () => ConfigurationOptions): Promise<ArgoMeasurement> {
+  const startedAt = current?.startedAt ?? now();
+  const job = current?.metadata?.job;
+  const kept = job ? { metadata: { job } } : {};
+  if (stopping && current) {
+    if (job && d.batch) {
+      try {
+        await d.batch.deleteNamespacedJob({ name: job, namespace: t.namespace, propagationPolicy: 'Foreground' }, write());
+      } catch (err) {
+        if (apiErrorCode(err) !== 404) return { phase: 'Error', message: `Job ${job} could not be stopped: ${apiErrorMessage(err)}`, startedAt, finishedAt: now(), ...kept };
+      }
+    }
+    return { phase: 'Inconclusive', message: 'Metric Terminated', startedAt, finishedAt: now(), ...kept };
+  }
+  if (!d.batch) return { phase: 'Error', message: 'this controller runs no Jobs (no batch/v1 client)', startedAt, finishedAt: now() };
+  if (!c.job) return { phase: 'Error', message: 'the step a Job would judge is not known', startedAt, finishedAt: now() };
+  const check = jobCheckOf(c, m, c.job);
+  if (typeof check === 'string') return { phase: 'Error', message: check, startedAt, finishedAt: now() };
+  const read = () => withDeadline(d.requestTimeoutMs ?? 10_000);
+  const r = await runJobGates({ batch: d.batch, events: d.events, log: d.log.child({ namespace: t.namespace, name: t.name }), read, write }, t, [check], new Set(), now());
+  if (r.pending.includes(check.name)) {
+    const name = r.running?.[check.name] ?? job;
+    const at = now();
+    // Argo resumes a measurement it just started at once, then backs off as the Job runs longer.
+    const resumeAt = current ? at + Math.sqrt((2 * (at - startedAt)) / 1000) * 1000 : at;
+    return { phase: 'Running', startedAt, resumeAt, ...(name ? { metadata: { job: name } } : {}) };
+  }
+  const v = r.results.find((x) => x.name === check.name)?.verdict ?? { result: 'error' as const, detail: 'the Job gave no outcome' };
+  const phase = v.result === 'pass' ? 'Successful' : v.result === 'fail' ? 'Failed' : 'Error';
+  return { phase, ...(v.value ? { value: v.value } : {}), message: v.detail, startedAt, finishedAt: now(), ...kept };
 }
 
 /** measure takes one measurement of one metric. Only the prometheus provider is run yet (template.ts refuses the others). */
@@ -311,7 +382,7 @@ export async function runAnalysisGates(d: ReconcileDeps, writeOptions: () => Con
     ...(req.tenant ? { tenant: req.tenant } : {}),
     ...(credentials ? { credentials } : {}),
   });
-  const a = await d.analysisRuns.advance(d, t, checks, where);
+  const a = await d.analysisRuns.advance(d, t, checks, where, writeOptions);
   for (const p of a.problems) if (d.analysisRuns.newProblem(t, p.name, p.problem)) await d.events.emit(t, 'Warning', 'AnalysisInvalid', `analysis ${p.name} cannot run; the step holds: ${p.problem}`, writeOptions());
   const enforced = a.problems.filter((p) => !dryRun.has(p.name));
   const held = [...enforced.map((p) => p.name), ...a.running.filter((n) => !dryRun.has(n))];

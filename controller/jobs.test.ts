@@ -63,7 +63,8 @@ describe('runJobGates: whose Job answers', () => {
     expect(jobs).toHaveLength(1);
     // A new process: its record is empty.
     const d = deps(batch, { created: new CreatedJobs() });
-    expect(await runJobGates(d, target, [check], new Set(), Date.now())).toEqual({ results: [], pending: [check.name] });
+    // It waits for the predecessor's Job, and says which.
+    expect(await runJobGates(d, target, [check], new Set(), Date.now())).toEqual({ results: [], pending: [check.name], running: { [check.name]: jobs[0]!.metadata.name } });
     expect(jobs).toHaveLength(1);
     jobs[0]!.status = complete;
     expect((await runJobGates(d, target, [check], new Set(), Date.now())).results).toEqual([]);

@@ -29,6 +29,8 @@ const processJobs = new CreatedJobs();
 export interface JobGateResults {
   results: NamedVerdict[];
   pending: string[];
+  /** The Job each pending gate waits for, when it has one (started now, or running). */
+  running?: Record<string, string>;
 }
 
 /** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
@@ -90,7 +92,10 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
       await d.events.emit(t, 'Normal', kind === 'hook' ? 'HookStarted' : 'JobCheckStarted', `started Job ${job.metadata.name} for ${what} (revision ${job.metadata.annotations[JOB_REVISION]}, partition ${job.metadata.annotations[JOB_PARTITION]}); its logs: kubectl logs -n ${t.namespace} job/${job.metadata.name}`, d.write());
     }
   }
-  return { results, pending };
+  const running: Record<string, string> = {};
+  for (const v of views) if (!v.outcome && !v.deleting && pending.includes(v.gate)) running[v.gate] = v.name;
+  if (decision.create && pending.includes(decision.create.gate)) running[decision.create.gate] = decision.create.job.metadata.name;
+  return { results, pending, running };
 }
 
 /** markCounted labels a Job counted, at the version read (two leaders never both count it); the reason it could not, or undefined. */

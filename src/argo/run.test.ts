@@ -137,6 +137,40 @@ describe('an Argo run, phase by phase', () => {
     // Both limits are over; Argo checks inconclusive after failed, and the later wins.
     expect(assess({ metrics: [m()] }, s, 0).phase).toBe('Inconclusive');
   });
+
+  // A job metric's measurement is in progress while its Job runs (Argo's JobProvider.Run returns it
+  // Running with resumeAt now; Resume keeps it Running with resumeAt later, until the Job ends):
+  // generateMetricTasks resumes it once resumeAt has come, or at once when the run terminates, and
+  // runMeasurements puts the resumed measurement in its place and counts it only once it is completed.
+  it('a measurement in progress is resumed in its place, counted once completed', () => {
+    const spec: ArgoRunSpec = { metrics: [{ name: 'job', provider: { job: {} } }] };
+    let s = startRun();
+    expect(dueMetrics(spec, s, 0)).toEqual(['job']);
+    s = pass(spec, s, 0, [{ name: 'job', measurement: { phase: 'Running', startedAt: 0, resumeAt: 0, metadata: { job: 'x' } } }]);
+    expect(s.phase).toBe('Running');
+    expect(s.metricResults[0]).toMatchObject({ count: 0, measurements: [{ phase: 'Running' }] });
+    expect(dueMetrics(spec, s, 1)).toEqual(['job']);
+    s = pass(spec, s, 1, [{ name: 'job', measurement: { phase: 'Running', startedAt: 0, resumeAt: 5_000, metadata: { job: 'x' } } }]);
+    expect(dueMetrics(spec, s, 4_999)).toEqual([]);
+    expect(dueMetrics(spec, s, 5_000)).toEqual(['job']);
+    // Terminated: resumed at once, whatever resumeAt says.
+    expect(dueMetrics(spec, s, 1, true)).toEqual(['job']);
+    s = pass(spec, s, 6_000, [{ name: 'job', measurement: { phase: 'Successful', startedAt: 0, metadata: { job: 'x' } } }]);
+    expect(s.metricResults[0]).toMatchObject({ count: 1, successful: 1, measurements: [{ phase: 'Successful', startedAt: 0, finishedAt: 6_000 }] });
+    expect(s.phase).toBe('Successful');
+  });
+
+  it('a metric in progress keeps the run Running, and a failed Job fails it', () => {
+    const spec: ArgoRunSpec = { metrics: [{ name: 'job', provider: { job: {} } }, m({ name: 'q' })] };
+    let s = pass(spec, startRun(), 0, [
+      { name: 'job', measurement: { phase: 'Running', startedAt: 0, resumeAt: 0 } },
+      { name: 'q', measurement: { phase: 'Successful', startedAt: 0, finishedAt: 0 } },
+    ]);
+    expect(s.phase).toBe('Running');
+    s = pass(spec, s, 10, [{ name: 'job', measurement: { phase: 'Failed', startedAt: 0, finishedAt: 10 } }]);
+    expect(s.phase).toBe('Failed');
+    expect(s.metricResults.find((r) => r.name === 'job')).toMatchObject({ count: 1, failed: 1, measurements: [{ phase: 'Failed' }] });
+  });
 });
 
 describe('Go durations and Prometheus answers as Argo reads them', () => {

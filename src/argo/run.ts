@@ -179,8 +179,15 @@ export function dueMetrics(spec: ArgoRunSpec, status: ArgoRunStatus, now: number
   for (const m of spec.metrics) {
     const r = resultOf(status, m.name);
     if (r && completed(r.phase)) continue;
-    if (stopping) continue; // every provider we run finishes its measurement at once: nothing to resume
     const lm = last(r);
+    // A measurement in progress (a job metric's Job runs) is resumed once its resumeAt has come, or at
+    // once to be terminated when the run stops.
+    if (lm && inProgress(lm)) {
+      if (!stopping && lm.resumeAt !== undefined && lm.resumeAt > now) continue;
+      due.push(m.name);
+      continue;
+    }
+    if (stopping) continue;
     if (!lm) {
       if (m.initialDelay) {
         // Argo starts the run's clock at its first assessment, so a delayed metric waits at least one pass.
@@ -209,10 +216,21 @@ function emptyResult(name: string, dryRun: boolean): ArgoMetricResult {
   return { name, phase: 'Running', dryRun, count: 0, successful: 0, failed: 0, inconclusive: 0, error: 0, consecutiveError: 0, consecutiveSuccess: 0, measurements: [] };
 }
 
-/** record adds a finished measurement to its metric's counters, as runMeasurements does. */
-export function record(status: ArgoRunStatus, spec: ArgoRunSpec, name: string, m: ArgoMeasurement): ArgoRunStatus {
+/** inProgress: a measurement not finished (Argo: FinishedAt nil), resumed rather than taken anew. */
+export function inProgress(m: ArgoMeasurement): boolean {
+  return m.finishedAt === undefined && !completed(m.phase);
+}
+
+/**
+ * record adds a measurement to its metric, as runMeasurements does: a completed one is counted (and
+ * given its finish time if it has none); one that resumes a measurement in progress takes its place,
+ * any other is appended.
+ */
+export function record(status: ArgoRunStatus, spec: ArgoRunSpec, name: string, measured: ArgoMeasurement, now = measured.finishedAt ?? measured.startedAt): ArgoRunStatus {
   const prev = resultOf(status, name);
   const r: ArgoMetricResult = prev ? { ...prev, measurements: [...prev.measurements] } : emptyResult(name, dryRunNames(spec).has(name));
+  const m = completed(measured.phase) && measured.finishedAt === undefined ? { ...measured, finishedAt: now } : measured;
+  const resumed = r.measurements.length > 0 && inProgress(r.measurements[r.measurements.length - 1]!);
   switch (m.phase) {
     case 'Successful':
       r.successful++;
@@ -240,7 +258,8 @@ export function record(status: ArgoRunStatus, spec: ArgoRunSpec, name: string, m
     default:
       break;
   }
-  r.measurements.push(m);
+  if (resumed) r.measurements[r.measurements.length - 1] = m;
+  else r.measurements.push(m);
   const metricResults = prev ? status.metricResults.map((x) => (x.name === name ? r : x)) : [...status.metricResults, r];
   return { ...status, metricResults };
 }
@@ -389,6 +408,6 @@ export function pass(spec: ArgoRunSpec, status: ArgoRunStatus, now: number, take
   const invalid = validateRun(spec);
   if (invalid) return { ...status, phase: 'Error', message: `Analysis spec invalid: ${invalid}` };
   let s = status;
-  for (const t of taken) s = record(s, spec, t.name, t.measurement);
+  for (const t of taken) s = record(s, spec, t.name, t.measurement, now);
   return trim(spec, assess(spec, s, now, terminate));
 }

@@ -27,7 +27,12 @@ export interface ArgoMeasurement {
   value?: string;
   message?: string;
   startedAt: number;
+  /** Unset while the measurement is in progress (a job metric's Job runs): Argo resumes it then. */
   finishedAt?: number;
+  /** An in-progress measurement is resumed no earlier than this (Argo's resumeAt). */
+  resumeAt?: number;
+  /** What the provider keeps of it (a job metric: the Job's name). */
+  metadata?: Record<string, string>;
 }
 
 export interface ArgoMetricResult {

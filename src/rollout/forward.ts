@@ -290,7 +290,8 @@ function forwardStep(c: Ctx, cfg: RolloutConfig, check: CheckRequest, byIndex: M
     // lets the run go then (controller/reconcile.ts). Nothing here changes from one reconcile to the next:
     // the check under way is found again by it.
     const step = `${m.step}/${m.podsKey ?? ''}/${m.seenAtMs}`;
-    rendered.analysis = cfg.analysisGates.map((g) => ({ name: g.name, ref: g.ref, step, fields, ...(g.clusterOnly ? { clusterOnly: true as const } : {}) }));
+    const job = { revision: c.revision, partition: p, pod: ctx.pod, pods: m.podsKey ?? '' };
+    rendered.analysis = cfg.analysisGates.map((g) => ({ name: g.name, ref: g.ref, step, fields, job, ...(g.clusterOnly ? { clusterOnly: true as const } : {}) }));
   }
   // Comparisons need pods on both revisions: not before the first step, not at the final check, nor
   // without a revision this rollout started from. The other gates judge those checks.

@@ -360,4 +360,6 @@ export interface AnalysisCheck {
   fields: ArgFields;
   /** A ClusterRolloutGate's: only ClusterAnalysisTemplates may be followed (controller/argo.ts). */
   clusterOnly?: true;
+  /** What a job metric's Job is told it judges (as a Job gate's): set by the planner at every check. */
+  job?: { revision: string; partition: number; pod: string; pods: string };
 }

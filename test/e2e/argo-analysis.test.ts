@@ -14,10 +14,33 @@ import { KEYS } from '../../src/annotations.js';
 import { refusal } from '../../src/argo/template.js';
 import type { ArgoMetric } from '../../src/argo/types.js';
 import { eventually } from '../support/eventually.js';
-import { createNamespace, deleteNamespace, getJson, kubectl, kubectlOk, safetyReport, setGate } from './cluster.js';
-import { Rollout } from './rollout.js';
+import { createNamespace, deleteNamespace, env, getJson, kubectl, kubectlOk, safetyReport, setGate } from './cluster.js';
+import { fastGate, Rollout } from './rollout.js';
+import { needRealNode, onRealNode, realNodeIt, realRollout, version } from './real-node.js';
+import { shipped, start } from '../support/process.js';
+import type { Card } from '../../plugin/dashboard/model.js';
+
+/** firstModel reads the dashboard's first `model` event (its server-sent stream) and closes it. */
+async function firstModel(url: string): Promise<{ cards: Card[] }> {
+  const ac = new AbortController();
+  const res = await fetch(url, { signal: ac.signal });
+  const reader = res.body!.getReader();
+  let text = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error('the dashboard closed its stream before a model');
+      text += Buffer.from(value).toString('utf8');
+      const m = /event: model\ndata: (.*)\n\n/.exec(text);
+      if (m) return JSON.parse(m[1]!) as { cards: Card[] };
+    }
+  } finally {
+    ac.abort();
+  }
+}
 
 jest.setTimeout(240_000);
+const { realIt } = realNodeIt();
 
 const clusterTemplate = `e2e-argo-slo-${process.pid}`;
 const clusterGate = `e2e-argo-platform-${process.pid}`;
@@ -72,6 +95,24 @@ describe("Argo's AnalysisTemplates as gate sources", () => {
     const shown = await kubectl(['phased-rollout', 'status', 'argo-db', '-n', ns]);
     expect(shown.stdout).toMatch(/argo\/analysis\s+pass\s+\d+\s+Successful/);
     expect(shown.stdout).toMatch(/argo\/analysis\/success-rate\s+pass\s+\d+\s+\[1\]/);
+    // The dashboard's model (what its page draws as one history row per gate) has the same rows.
+    const dash = start(shipped('plugin'), ['dashboard', '-n', ns, '--port', '0'], { KUBECONFIG: env().KUBECONFIG });
+    try {
+      const url = await eventually(() => {
+        const m = /http:\/\/127\.0\.0\.1:(\d+)\/\?token=([\w-]+)/.exec(dash.stdout());
+        expect(m).not.toBeNull();
+        return `http://127.0.0.1:${m![1]}/events?token=${m![2]}`;
+      }, 20_000, 100);
+      const card = await eventually(async () => {
+        const model = await firstModel(url);
+        const c = model.cards.find((x) => x.namespace === ns && x.name === 'argo-db');
+        expect(c?.history?.['argo/analysis/success-rate']?.at(-1)).toMatchObject({ result: 'pass', value: '[1]' });
+        return c!;
+      }, 20_000, 500);
+      expect(card.history?.['argo/analysis']?.at(-1)).toMatchObject({ result: 'pass', value: 'Successful' });
+    } finally {
+      dash.proc.kill('SIGINT');
+    }
 
     // Below 0.95: the first measurement fails, the second passes failureLimit 1, the run is Failed.
     await setGate('argo-db', '0.5');
@@ -170,6 +211,43 @@ describe("Argo's AnalysisTemplates as gate sources", () => {
     }
     // Templates that run are not refused: the StatefulSet is created.
     await kubectlOk(['apply', '-f', '-'], new Rollout(ns, 'argo-refused', 1, { [KEYS.enabled]: 'true', [KEYS.analysis]: `success-rate, ${clusterName}` }).manifest);
+  });
+
+  realIt("a job metric runs a Job per measurement on the real node, as a Job gate's Job (owned, labelled, the step on it), and gates each step", async () => {
+    const { busybox } = needRealNode();
+    const script = 'echo "judging $PHASED_ROLLOUT_POD at partition $PHASED_ROLLOUT_PARTITION for {{args.who}}"; test -n "$PHASED_ROLLOUT_REVISION"';
+    await kubectlOk(['apply', '-f', '-'], {
+      apiVersion: 'argoproj.io/v1alpha1',
+      kind: 'AnalysisTemplate',
+      metadata: { name: 'smoke-job', namespace: ns },
+      spec: {
+        args: [{ name: 'who' }],
+        metrics: [{ name: 'smoke', provider: { job: { metadata: { labels: { purpose: 'argo-smoke' } }, spec: { backoffLimit: 0, template: { spec: onRealNode({ terminationGracePeriodSeconds: 1, restartPolicy: 'Never', containers: [{ name: 'check', image: busybox, imagePullPolicy: 'Never', command: ['sh', '-c', script] }] }) } } } } }],
+      },
+    });
+    await kubectlOk(['apply', '-f', '-'], gatePolicy('RolloutGate', 'jobs', { analysis: { templates: [{ templateName: 'smoke-job' }], args: [{ name: 'who', value: 'argo' }] } }, ns));
+    await setGate('argo-job', '1');
+    const sts = realRollout(ns, 'argo-job', 2, fastGate('argo-job', { [KEYS.gates]: 'jobs', [KEYS.successThreshold]: '1' }));
+    await sts.create();
+    const uid = (await sts.get()).metadata.uid as string;
+    const rev = await version(sts, '2');
+    await sts.completed(rev, 180_000);
+    type Job = { metadata: { name: string; labels: Record<string, string>; annotations: Record<string, string>; ownerReferences: { uid: string; kind: string }[] }; status: { conditions?: { type: string; status: string }[] } };
+    const jobs = (await getJson<{ items: Job[] }>(['jobs', '-n', ns, '-l', 'phased-rollout.io/statefulset=argo-job'])).items.filter((j) => j.metadata.annotations['phased-rollout.io/revision'] === rev);
+    // One run per step, one measurement each: a Job at every partition, the final check's (0) too.
+    expect(jobs.map((j) => Number(j.metadata.annotations['phased-rollout.io/partition'])).sort()).toEqual([0, 1, 2]);
+    for (const j of jobs) {
+      expect(j.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'StatefulSet', uid })]);
+      expect(j.metadata.labels).toMatchObject({ purpose: 'argo-smoke', 'app.kubernetes.io/managed-by': 'phased-rollout' });
+      expect(j.metadata.annotations).toMatchObject({ 'phased-rollout.io/gate': 'jobs/analysis/smoke' });
+      expect(j.status.conditions?.some((c) => c.type === 'Complete' && c.status === 'True')).toBe(true);
+    }
+    const at1 = jobs.find((j) => j.metadata.annotations['phased-rollout.io/partition'] === '1')!;
+    expect((await kubectlOk(['logs', '-n', ns, `job/${at1.metadata.name}`])).stdout).toContain('judging argo-job-1 at partition 1 for argo');
+    const history = (await sts.status())?.history;
+    expect(history?.['jobs/analysis']?.at(-1)).toMatchObject({ result: 'pass', value: 'Successful' });
+    expect(history?.['jobs/analysis/smoke']?.at(-1)).toMatchObject({ result: 'pass', value: 'Complete' });
+    expect((await safetyReport(ns, 'argo-job')).violations).toEqual([]);
   });
 
   it("a ClusterAnalysisTemplate of an enforcing platform policy gates a StatefulSet that never named it, measured by the operator's Prometheus", async () => {

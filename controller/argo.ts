@@ -204,7 +204,7 @@ export function jobCheckOf(c: AnalysisCheck, m: RunMetric, step: NonNullable<Ana
   const deadline = job.spec?.activeDeadlineSeconds;
   const parsed = parseJobGate(`${c.name}/${m.name}`, { runs: 'check', timeoutSeconds: deadline ?? DEFAULT_JOB_TIMEOUT_SECONDS, template: { ...(job.metadata !== undefined ? { metadata: job.metadata } : {}), spec: job.spec } }, 'provider.job');
   if (typeof parsed === 'string') return parsed.replace('provider.job.template.', 'provider.job.').replace('provider.job.timeoutSeconds', 'provider.job.spec.activeDeadlineSeconds');
-  return { ...parsed, name: `${c.name}/${m.name}`, ...step };
+  return { ...parsed, name: `${c.name}/${m.name}`, ...step, analysis: true };
 }
 
 /**
@@ -234,7 +234,7 @@ async function measureJob(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, m:
   const check = jobCheckOf(c, m, c.job);
   if (typeof check === 'string') return { phase: 'Error', message: check, startedAt, finishedAt: now() };
   const read = () => withDeadline(d.requestTimeoutMs ?? 10_000);
-  const r = await runJobGates({ batch: d.batch, events: d.events, log: d.log.child({ namespace: t.namespace, name: t.name }), read, write }, t, [check], new Set(), now());
+  const r = await runJobGates({ batch: d.batch, events: d.events, log: d.log.child({ namespace: t.namespace, name: t.name }), read, write }, t, [check], new Set(), now(), 'analysis');
   if (r.pending.includes(check.name)) {
     const name = r.running?.[check.name] ?? job;
     const at = now();

@@ -72,4 +72,25 @@ describe('runJobGates: whose Job answers', () => {
     jobs[1]!.status = complete;
     expect((await runJobGates(d, target, [check], new Set(), Date.now())).results).toMatchObject([{ name: check.name, verdict: { result: 'pass' } }]);
   });
+
+  it("a Job gate's Jobs and Argo job metrics' Jobs are decided apart: none stops another's, two metrics measure together", async () => {
+    const { jobs, batch } = cluster();
+    const deleted: string[] = [];
+    (batch as unknown as { deleteNamespacedJob: unknown }).deleteNamespacedJob = async ({ name }: { name: string }) => void deleted.push(name);
+    const d = deps(batch, { created: new CreatedJobs() });
+    const metric = (name: string): JobCheck => ({ ...check, name, runs: 'check', analysis: true });
+    expect((await runJobGates(d, target, [metric('a/analysis/one')], new Set(), Date.now(), 'analysis')).pending).toEqual(['a/analysis/one']);
+    expect((await runJobGates(d, target, [metric('a/analysis/two')], new Set(), Date.now(), 'analysis')).pending).toEqual(['a/analysis/two']);
+    expect((await runJobGates(d, target, [check], new Set(), Date.now())).pending).toEqual([check.name]);
+    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/gate'])).toEqual(['a/analysis/one', 'a/analysis/two', check.name]);
+    expect(jobs.map((j) => j.metadata.annotations['phased-rollout.io/analysis-metric'])).toEqual(['true', 'true', undefined]);
+    // Each asked again, alone: nothing of another is stopped, nothing started twice.
+    await runJobGates(d, target, [metric('a/analysis/one')], new Set(), Date.now(), 'analysis');
+    await runJobGates(d, target, [check], new Set(), Date.now());
+    expect(deleted).toEqual([]);
+    expect(jobs).toHaveLength(3);
+    // A metric's Job of a step that is over is stopped by that metric's next measurement.
+    await runJobGates(d, target, [{ ...metric('a/analysis/one'), partition: 1 }], new Set(), Date.now(), 'analysis');
+    expect(deleted).toEqual([jobs[0]!.metadata.name]);
+  });
 });

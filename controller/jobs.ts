@@ -34,7 +34,7 @@ export interface JobGateResults {
 }
 
 /** runJobGates does one check's Job work for one StatefulSet and says which gates have an outcome. */
-export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number, kind: 'gate' | 'hook' = 'gate'): Promise<JobGateResults> {
+export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readonly JobCheck[], dryRun: ReadonlySet<string>, nowMs: number, kind: 'gate' | 'hook' | 'analysis' = 'gate'): Promise<JobGateResults> {
   const owner = { namespace: t.namespace, name: t.name, uid: t.uid };
   const created = d.created ?? processJobs;
   let views: JobView[];
@@ -43,8 +43,9 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
     const list = await d.batch.listNamespacedJob({ namespace: t.namespace, labelSelector: `${JOB_LABEL}=${labelValue(t.name)}` }, d.read());
     const all = list.items.flatMap((j) => jobView(j as Parameters<typeof jobView>[0], owner, created.of(owner.uid)) ?? []);
     created.keep(owner.uid, all.map((v) => v.uid), mark);
-    // A gate's Jobs and a member hook's are decided apart: neither stops nor waits for the other's.
-    views = all.filter((v) => v.hook === (kind === 'hook'));
+    // A gate's Jobs, a member hook's and an Argo job metric's are decided apart: none stops or waits for
+    // another's. A metric's Jobs are its own alone (two metrics of a run measure together, as in Argo).
+    views = all.filter((v) => (kind === 'hook' ? v.hook : kind === 'analysis' ? v.analysis && checks.some((c) => c.name === v.gate) : !v.hook && !v.analysis));
   } catch (err) {
     const why = `cannot list the ${kind === 'hook' ? 'hook' : 'check'} Jobs: ${apiErrorMessage(err)}`;
     return { results: checks.map((c) => ({ name: c.name, verdict: { result: 'error', detail: why } })), pending: [] };
@@ -93,7 +94,7 @@ export async function runJobGates(d: JobGateDeps, t: EventTarget, checks: readon
     }
   }
   const running: Record<string, string> = {};
-  for (const v of views) if (!v.outcome && !v.deleting && pending.includes(v.gate)) running[v.gate] = v.name;
+  for (const v of views) if (!v.outcome && !v.deleting && pending.includes(v.gate) && !decision.stop.includes(v)) running[v.gate] = v.name;
   if (decision.create && pending.includes(decision.create.gate)) running[decision.create.gate] = decision.create.job.metadata.name;
   return { results, pending, running };
 }

@@ -23,9 +23,13 @@ pid_of() { awk '{print $1}' "$pidfile"; }
 case $action in
   start)
     mkdir -p "$state/pids" "$state/logs"
+    # One start at a time per name: two callers at once (benchmarks' sentinels waking together) would
+    # otherwise both see it stopped and start two, only one of them recorded.
+    exec 9>"$state/pids/$name.lock"
+    flock 9
     if alive; then echo "$name already running"; exit 0; fi
     # setsid: the process outlives the npm script that started it and gets no terminal signals.
-    setsid bash -c "exec $(cat "$state/cmd/$name")" >> "$state/logs/$name.log" 2>&1 < /dev/null &
+    setsid bash -c "exec $(cat "$state/cmd/$name")" >> "$state/logs/$name.log" 2>&1 < /dev/null 9>&- &
     pid=$!
     echo "$pid $(starttime "$pid")" > "$pidfile"
     ;;

@@ -181,7 +181,8 @@ const REFUSED_FIELDS: Record<string, Record<string, string>> = {
 export function refusal(m: ArgoMetric & { template?: string }): string | undefined {
   const where = `${m.template ?? 'the template'}, metric ${m.name}`;
   const provider = m.provider ?? {};
-  const kinds = Object.keys(provider).filter((k) => provider[k] !== undefined && provider[k] !== null);
+  // Named in alphabetical order, as the admission policy names them (CEL cannot list an object's keys).
+  const kinds = Object.keys(provider).filter((k) => provider[k] !== undefined && provider[k] !== null).sort();
   if (kinds.length !== 1) return `${where}: provider: exactly one provider is needed, found ${kinds.length === 0 ? 'none' : kinds.join(', ')}`;
   const kind = kinds[0] as string;
   if (!PROVIDERS.includes(kind)) return `${where}: provider.${kind}: the ${kind} provider is not run here (prometheus, web and job are)`;

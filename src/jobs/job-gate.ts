@@ -24,6 +24,8 @@ export const JOB_PARTITION = 'phased-rollout.io/partition';
 export const JOB_RUN = 'phased-rollout.io/run';
 /** On a member hook's Job: `prepare` or `settle` (src/rollout/hooks.ts); a gate's Job has none. */
 export const JOB_HOOK = 'phased-rollout.io/hook';
+/** On a Job of an Argo job metric (controller/argo.ts): decided apart from the Job gates', per metric. */
+export const JOB_ANALYSIS = 'phased-rollout.io/analysis-metric';
 /**
  * What the step's Job judged: the pods as they were (each one's UID and Ready time) and the gate as
  * written. A pod that went down or was replaced, a retry after a rollback, an edited template: another
@@ -52,6 +54,8 @@ export interface JobView {
   checked: boolean;
   /** A member hook's Job, not a gate's. */
   hook: boolean;
+  /** An Argo job metric's Job, not a Job gate's. */
+  analysis?: true;
   /** Created by this process (its UID recorded): only such a Job's outcome counts. */
   ours: boolean;
   deleting: boolean;
@@ -92,6 +96,7 @@ export function jobView(job: { metadata?: Record<string, any>; spec?: Record<str
     key: typeof a[JOB_KEY] === 'string' ? a[JOB_KEY] : '',
     checked: m.labels?.[JOB_CHECKED] === 'true',
     hook: typeof a[JOB_HOOK] === 'string',
+    ...(a[JOB_ANALYSIS] === 'true' ? { analysis: true as const } : {}),
     ours: created.has(m.uid ?? ''),
     deleting: Boolean(m.deletionTimestamp),
     createdMs: Date.parse(m.creationTimestamp ?? '') || 0,
@@ -227,7 +232,7 @@ export function jobFor(c: JobCheck, owner: Owner, run: number): Record<string, a
       name: jobName(c, owner, run),
       namespace: owner.namespace,
       labels: { ...(t.metadata?.labels ?? {}), 'app.kubernetes.io/managed-by': 'phased-rollout', [JOB_LABEL]: labelValue(owner.name) },
-      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_KEY]: stepKey(c), [JOB_RUN]: String(run), ...(c.hook ? { [JOB_HOOK]: c.hook } : {}) },
+      annotations: { ...(t.metadata?.annotations ?? {}), [JOB_GATE]: c.name, [JOB_REVISION]: c.revision, [JOB_PARTITION]: String(c.partition), [JOB_KEY]: stepKey(c), [JOB_RUN]: String(run), ...(c.hook ? { [JOB_HOOK]: c.hook } : {}), ...(c.analysis ? { [JOB_ANALYSIS]: 'true' } : {}) },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: owner.name, uid: owner.uid }],
     },
     spec: {

@@ -31,6 +31,8 @@ export interface JobCheck extends JobGateTemplate {
   pods: string;
   /** Set for a member hook's Job (prepare or settle): kept apart from the gates' Jobs. */
   hook?: 'prepare' | 'settle';
+  /** Set for an Argo job metric's Job: kept apart from the Job gates' Jobs and from other metrics'. */
+  analysis?: true;
   /** More of the Job's environment (a hook's context). */
   env?: Record<string, string>;
 }

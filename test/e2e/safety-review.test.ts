@@ -8,8 +8,11 @@
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { createNamespace, deleteNamespace, kubectlOk, maxUnavailableKept, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
+import { auditLog, createNamespace, deleteNamespace, kubectlOk, maxUnavailableKept, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
+import { partitionOps, type AuditEvent } from '../support/safety-checker.js';
 import { fastGate, Rollout } from './rollout.js';
+
+const CONTROLLER = 'system:serviceaccount:phased-rollout-system:phased-rollout-controller';
 
 jest.setTimeout(240_000);
 
@@ -92,16 +95,29 @@ describe('a scale-up while paused', () => {
     await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}=true`, '--overwrite']);
     await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused' }), 20_000, 200);
     // kubectl scale goes through the scale subresource, which never reaches the webhook. The StatefulSet
-    // controller may create the first new pod before the raise lands (the documented limit: with
-    // OrderedReady at most that one); every later one starts on the old revision.
+    // controller may create new pods before the controller's raise reaches it (the documented limit:
+    // with OrderedReady, those that came up before then, usually the first); every pod it creates once
+    // it has seen the raise starts on the old revision. Read from the audit log's order, not from timing.
     await kubectlOk(['scale', 'statefulset', sts.name, '-n', ns, '--replicas', '6']);
     await eventually(async () => {
-      const revs = await podRevisions(ns, sts.name);
-      expect([old, rev]).toContain(revs[`${sts.name}-3`]);
-      expect(revs[`${sts.name}-4`]).toBe(old);
-      expect(revs[`${sts.name}-5`]).toBe(old);
+      expect(Object.keys(await podRevisions(ns, sts.name))).toHaveLength(6);
       expect(await sts.partition()).toBe(6);
     }, 60_000, 200);
+    const audit = auditLog(ns);
+    const ok = (a: AuditEvent) => (a.responseStatus?.code ?? 0) < 300;
+    const raise = audit.find((a) => ok(a) && a.user.username === CONTROLLER && a.verb === 'patch' && a.objectRef?.resource === 'statefulsets' && !a.objectRef.subresource && a.objectRef.name === sts.name && partitionOps(a.requestObject).to === 6);
+    const generation = (raise?.responseObject as { metadata?: { generation?: number } } | undefined)?.metadata?.generation ?? Infinity;
+    // The StatefulSet controller has seen the raise once it reports that generation observed.
+    const seen = audit.find((a) => ok(a) && a.objectRef?.resource === 'statefulsets' && a.objectRef.subresource === 'status' && a.objectRef.name === sts.name && ((a.requestObject as { status?: { observedGeneration?: number } } | undefined)?.status?.observedGeneration ?? 0) >= generation);
+    const creates = audit
+      .filter((a) => ok(a) && a.verb === 'create' && a.objectRef?.resource === 'pods' && !a.objectRef.subresource)
+      .map((a) => ({ at: Date.parse(a.requestReceivedTimestamp ?? a.stageTimestamp), pod: a.requestObject as { metadata: { name: string; labels: Record<string, string> } } }))
+      .filter((c) => [3, 4, 5].some((i) => c.pod.metadata.name === `${sts.name}-${i}`));
+    expect(raise && seen).toBeTruthy();
+    const after = creates.filter((c) => c.at > Date.parse(seen!.stageTimestamp));
+    console.log(`scale-up while paused: new pods created before the StatefulSet controller saw the raise: ${creates.length - after.length} of ${creates.length}`);
+    expect(after.length).toBeGreaterThan(0);
+    for (const c of after) expect(`${c.pod.metadata.name} ${c.pod.metadata.labels['controller-revision-hash']}`).toBe(`${c.pod.metadata.name} ${old}`);
     expect(await sts.status()).toMatchObject({ phase: 'Paused' });
     await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}-`]);
     Object.assign(sts, { replicas: 6 });

@@ -211,8 +211,9 @@ export function jobCheckOf(c: AnalysisCheck, m: RunMetric, step: NonNullable<Ana
  * measureJob takes or resumes one measurement of a job metric as Argo's job provider does: a Job per
  * measurement, Running while it runs (resumed after sqrt(2 x elapsed) seconds, Argo's backoff),
  * Successful when it completes, Failed when it fails; terminated (the run stops) it is deleted and the
- * measurement is Inconclusive. The Job is a Job gate's (controller/jobs.ts): owned by the StatefulSet,
- * labelled, one of the StatefulSet's at a time, its outcome counted only from a Job this process made.
+ * measurement is Inconclusive. The Job is made as a Job gate's (controller/jobs.ts): owned by the
+ * StatefulSet, labelled, its outcome counted only from a Job this process made; but each metric's Jobs
+ * are decided apart (one at a time per metric), as Argo measures a run's metrics together.
  * A Job past its deadline is an Error (ours: the check could not be made), where Argo reads Failed.
  */
 async function measureJob(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, m: RunMetric, current: ArgoMeasurement | undefined, stopping: boolean, now: () => number, write: () => ConfigurationOptions): Promise<ArgoMeasurement> {
@@ -247,7 +248,7 @@ async function measureJob(d: ReconcileDeps, t: EventTarget, c: AnalysisCheck, m:
   return { phase, ...(v.value ? { value: v.value } : {}), message: v.detail, startedAt, finishedAt: now(), ...kept };
 }
 
-/** measure takes one measurement of one metric. Only the prometheus provider is run yet (template.ts refuses the others). */
+/** measure takes one measurement of a prometheus or web metric (job metrics: measureJob; template.ts refuses the others). */
 async function measure(d: ReconcileDeps, gate: string, m: RunMetric, prometheusFor: PrometheusFor, now: () => number): Promise<ArgoMeasurement> {
   const startedAt = now();
   if (m.provider?.web) return measureWebMetric(d, m, now);

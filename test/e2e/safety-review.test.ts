@@ -8,7 +8,7 @@
 import { jest } from '@jest/globals';
 import { KEYS } from '../../src/annotations.js';
 import { eventually } from '../support/eventually.js';
-import { auditLog, createNamespace, deleteNamespace, kubectlOk, maxUnavailableKept, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
+import { auditLog, createNamespace, deleteNamespace, getJson, kubectlOk, maxUnavailableKept, mostReplacedAtOnce, podRevisions, safetyReport, setGate } from './cluster.js';
 import { partitionOps, type AuditEvent } from '../support/safety-checker.js';
 import { fastGate, Rollout } from './rollout.js';
 
@@ -86,38 +86,61 @@ describe('a rollback after the last step', () => {
 });
 
 describe('a scale-up while paused', () => {
+  // The label the new revision's pods need and no node has until the test gives it to one.
+  const HOLD = 'phased-rollout.io/e2e-scale-hold';
+  let labelled: string | undefined;
+  afterAll(async () => {
+    if (labelled) await kubectlOk(['label', 'node', labelled, `${HOLD}-`]);
+  });
+
   it('new pods come up on the old revision; after resume the rollout reaches them one at a time', async () => {
     const sts = new Rollout(ns, 'grow', 3, fastGate('grow'));
     await sts.create();
     const old = (await sts.get()).status.updateRevision as string;
-    const rev = await sts.roll('registry.example/app:2');
-    await eventually(async () => expect(await sts.partition()).toBe(2), 60_000, 100);
+    // The new revision's pod stays Pending until a node has the label: under OrderedReady the
+    // StatefulSet controller makes no new pod while one is not Ready, so the scale-up below creates its
+    // pods only once the controller's raise has certainly reached it. Without that hold, which pods come
+    // up before the raise is a race (the documented limit: every pod that became Ready before the
+    // StatefulSet controller saw the raise starts on the new revision; on a loaded machine, all three).
+    const rev = await sts.roll('registry.example/app:2', (m) => {
+      (m.spec.template.spec as Record<string, unknown>).nodeSelector = { [HOLD]: 'true' };
+    });
+    await eventually(async () => {
+      expect(await sts.partition()).toBe(2);
+      const pod = await getJson(['pod', `${sts.name}-2`, '-n', ns]);
+      expect([pod.metadata.labels['controller-revision-hash'], pod.status.phase]).toEqual([rev, 'Pending']);
+    }, 60_000, 200);
     await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}=true`, '--overwrite']);
     await eventually(async () => expect(await sts.status()).toMatchObject({ phase: 'Paused' }), 20_000, 200);
-    // kubectl scale goes through the scale subresource, which never reaches the webhook. The StatefulSet
-    // controller may create new pods before the controller's raise reaches it (the documented limit:
-    // with OrderedReady, those that came up before then, usually the first); every pod it creates once
-    // it has seen the raise starts on the old revision. Read from the audit log's order, not from timing.
+    // kubectl scale goes through the scale subresource, which never reaches the webhook; the controller
+    // raises the partition to the new replicas instead.
     await kubectlOk(['scale', 'statefulset', sts.name, '-n', ns, '--replicas', '6']);
     await eventually(async () => {
-      expect(Object.keys(await podRevisions(ns, sts.name))).toHaveLength(6);
-      expect(await sts.partition()).toBe(6);
+      const s = await sts.get();
+      expect(s.spec.updateStrategy.rollingUpdate.partition).toBe(6);
+      expect(s.status.observedGeneration).toBe(s.metadata.generation);
     }, 60_000, 200);
+    expect(Object.keys(await podRevisions(ns, sts.name)).sort()).toEqual([0, 1, 2].map((i) => `${sts.name}-${i}`));
+    const nodes = (await getJson(['nodes'])).items as { metadata: { name: string; annotations?: Record<string, string> } }[];
+    labelled = nodes.find((n) => n.metadata.annotations?.['kwok.x-k8s.io/node'] === 'fake')?.metadata.name;
+    expect(labelled).toBeDefined();
+    await kubectlOk(['label', 'node', labelled!, `${HOLD}=true`, '--overwrite']);
+    await eventually(async () => expect(Object.keys(await podRevisions(ns, sts.name))).toHaveLength(6), 60_000, 200);
+
+    // Read from the audit log's order, not from timing: every new pod was created after the StatefulSet
+    // controller reported the raise's generation observed, and each started on the old revision.
     const audit = auditLog(ns);
     const ok = (a: AuditEvent) => (a.responseStatus?.code ?? 0) < 300;
     const raise = audit.find((a) => ok(a) && a.user.username === CONTROLLER && a.verb === 'patch' && a.objectRef?.resource === 'statefulsets' && !a.objectRef.subresource && a.objectRef.name === sts.name && partitionOps(a.requestObject).to === 6);
     const generation = (raise?.responseObject as { metadata?: { generation?: number } } | undefined)?.metadata?.generation ?? Infinity;
-    // The StatefulSet controller has seen the raise once it reports that generation observed.
     const seen = audit.find((a) => ok(a) && a.objectRef?.resource === 'statefulsets' && a.objectRef.subresource === 'status' && a.objectRef.name === sts.name && ((a.requestObject as { status?: { observedGeneration?: number } } | undefined)?.status?.observedGeneration ?? 0) >= generation);
+    expect(raise && seen).toBeTruthy();
     const creates = audit
       .filter((a) => ok(a) && a.verb === 'create' && a.objectRef?.resource === 'pods' && !a.objectRef.subresource)
       .map((a) => ({ at: Date.parse(a.requestReceivedTimestamp ?? a.stageTimestamp), pod: a.requestObject as { metadata: { name: string; labels: Record<string, string> } } }))
       .filter((c) => [3, 4, 5].some((i) => c.pod.metadata.name === `${sts.name}-${i}`));
-    expect(raise && seen).toBeTruthy();
-    const after = creates.filter((c) => c.at > Date.parse(seen!.stageTimestamp));
-    console.log(`scale-up while paused: new pods created before the StatefulSet controller saw the raise: ${creates.length - after.length} of ${creates.length}`);
-    expect(after.length).toBeGreaterThan(0);
-    for (const c of after) expect(`${c.pod.metadata.name} ${c.pod.metadata.labels['controller-revision-hash']}`).toBe(`${c.pod.metadata.name} ${old}`);
+    expect(creates.map((c) => `${c.pod.metadata.name} ${c.pod.metadata.labels['controller-revision-hash']} ${c.at > Date.parse(seen!.stageTimestamp)}`))
+      .toEqual([3, 4, 5].map((i) => `${sts.name}-${i} ${old} true`));
     expect(await sts.status()).toMatchObject({ phase: 'Paused' });
     await kubectlOk(['annotate', 'statefulset', sts.name, '-n', ns, `${KEYS.paused}-`]);
     Object.assign(sts, { replicas: 6 });

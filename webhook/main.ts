@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // phased-rollout-webhook: config -> HTTPS server -> decide(). Nothing else lives here.
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadApiAccess } from '../src/k8s/api-access.js';
 import { bootProcess } from '../src/runtime/process.js';
 import { onShutdown } from '../src/runtime/shutdown.js';
 import { webhookSchema } from './config.js';
@@ -17,10 +17,7 @@ async function main(): Promise<void> {
   try {
     let clusterPolicies;
     if (c['cluster-policies']) {
-      const kc = new KubeConfig();
-      if (c.kubeconfig) kc.loadFromFile(c.kubeconfig);
-      else kc.loadFromCluster();
-      clusterPolicies = clusterPolicyCaches(kc, log);
+      clusterPolicies = clusterPolicyCaches(loadApiAccess(c.kubeconfig), log);
     }
     server = await startWebhook({
       port: c.port,

@@ -1,11 +1,12 @@
 // The webhook's view of platform policies (src/policies/scope.ts): two caches, of ClusterRolloutGates
-// and of Namespaces trimmed to names and labels, read while admitting. No API call is made while
-// admitting (SPEC §3): the caches list and watch beside the server, and the decision reads them.
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1Namespace } from '@kubernetes/client-node';
+// trimmed to names and specs and of Namespaces trimmed to names and labels, read while admitting. No
+// API call is made while admitting (SPEC §3): the caches list and watch beside the server, and the
+// decision reads them. They are plain JSON list+watch (src/k8s/json-watch.ts), not client-node's
+// informer: the webhook then loads none of client-node (docs/benchmarks.md §7).
 import type { NamespacePolicies } from '../src/admission/decide.js';
+import type { ApiAccess } from '../src/k8s/api-access.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
-import { resilientInformer, type ResilientInformer } from '../src/k8s/informer.js';
-import { slimNamespace } from '../src/k8s/view.js';
+import { jsonWatchCache, type ApiObject, type JsonWatchCache, type JsonWatchOptions } from '../src/k8s/json-watch.js';
 import { POLICY_GROUP, POLICY_VERSION } from '../src/policies/policy.js';
 import { parseScope, selectedPolicies, type PolicyScope } from '../src/policies/scope.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -21,9 +22,18 @@ export interface ClusterPolicyCaches {
   stop(): Promise<void>;
 }
 
-type GateObject = KubernetesObject & { spec?: unknown };
+/** GateObject is a ClusterRolloutGate as cached: its name and spec (its selector and enforce flag are read). */
+export interface GateObject {
+  metadata?: { name?: string };
+  spec?: unknown;
+}
 
-// A policy's scope, once per version of the object (the informer replaces the object on every change).
+/** NamespaceObject is a Namespace as cached: its name and labels. */
+export interface NamespaceObject {
+  metadata?: { name?: string; labels?: Record<string, string> };
+}
+
+// A policy's scope, once per version of the object (the cache replaces the object on every change).
 const scopes = new WeakMap<GateObject, { scope: PolicyScope | undefined }>();
 function scopeOf(o: GateObject): PolicyScope | undefined {
   let v = scopes.get(o);
@@ -35,28 +45,31 @@ function scopeOf(o: GateObject): PolicyScope | undefined {
   return v.scope;
 }
 
+/** trimGate keeps what the decision reads of a ClusterRolloutGate (not kubectl's last-applied copy, managedFields, status). */
+export function trimGate(o: ApiObject & { spec?: unknown }): GateObject {
+  return { metadata: { name: o.metadata?.name ?? '' }, spec: o.spec };
+}
+
+/** trimNamespace keeps a Namespace's name and labels: the selection reads nothing else, and a cluster has thousands. */
+export function trimNamespace(o: ApiObject & { metadata?: { labels?: Record<string, string> } }): NamespaceObject {
+  const labels = o.metadata?.labels;
+  return { metadata: { name: o.metadata?.name ?? '', ...(labels ? { labels } : {}) } };
+}
+
 /** namespaceScope is the pure answer from two caches' contents (for the table test). */
-export function namespaceScope(namespace: string, synced: boolean, ns: V1Namespace | undefined, policies: readonly GateObject[]): NamespacePolicies {
+export function namespaceScope(namespace: string, synced: boolean, ns: NamespaceObject | undefined, policies: readonly GateObject[]): NamespacePolicies {
   if (!synced) return { known: false, reason: 'the webhook has not listed ClusterRolloutGates and Namespaces yet' };
   if (!ns) return { known: false, reason: `namespace ${namespace} is not in the webhook's cache yet`, pending: true };
   return { known: true, selected: selectedPolicies(ns.metadata?.labels, policies.map((o) => ({ name: o.metadata?.name ?? '', scope: scopeOf(o) }))) };
 }
 
-/** clusterPolicyCaches makes the caches; `kc` is the in-cluster config or --kubeconfig. */
-export function clusterPolicyCaches(kc: KubeConfig, log: Logger, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())): ClusterPolicyCaches {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
-  const gates: ResilientInformer<GateObject> = resilientInformer<GateObject>(
-    kc,
-    `/apis/${POLICY_GROUP}/${POLICY_VERSION}/clusterrolloutgates`,
-    async () => (await custom.listClusterCustomObject({ group: POLICY_GROUP, version: POLICY_VERSION, plural: 'clusterrolloutgates' })) as KubernetesListObject<GateObject>,
-    log,
-    () => {},
-  );
-  const namespaces = resilientInformer<V1Namespace>(kc, '/api/v1/namespaces', (page) => core.listNamespace(page), log, () => {}, { slim: slimNamespace, pageSize: 500 });
+/** clusterPolicyCaches makes the caches; `access` is the in-cluster ServiceAccount or --kubeconfig. */
+export function clusterPolicyCaches(access: ApiAccess, log: Logger, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref()), opts: JsonWatchOptions = {}): ClusterPolicyCaches {
+  const gates = jsonWatchCache(access, `/apis/${POLICY_GROUP}/${POLICY_VERSION}/clusterrolloutgates`, trimGate, log, opts);
+  const namespaces = jsonWatchCache(access, '/api/v1/namespaces', trimNamespace, log, { pageSize: 500, ...opts });
   let stopped = false;
   const synced = () => gates.synced() && namespaces.synced();
-  const listUntilSynced = async (inf: ResilientInformer<KubernetesObject>, what: string) => {
+  const listUntilSynced = async (inf: JsonWatchCache<unknown>, what: string) => {
     for (let attempt = 0; !stopped; attempt++) {
       try {
         await inf.start();

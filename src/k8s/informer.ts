@@ -9,6 +9,7 @@
 import { makeInformer, type KubeConfig, type KubernetesObject, type ListPromise } from '@kubernetes/client-node';
 import type { Logger } from '../runtime/logger.js';
 import { realTimers, type Timers } from '../runtime/queue.js';
+import { backoffMs } from './backoff.js';
 import { apiErrorMessage } from './errors.js';
 import { listInPages, type PagedList } from './list-pages.js';
 
@@ -46,10 +47,7 @@ export interface InformerOptions<T extends KubernetesObject = KubernetesObject> 
   pageSize?: number;
 }
 
-/** backoffMs is the wait before restart number `failures` (1-based): base·2^(n-1), capped. */
-export function backoffMs(failures: number, baseMs: number, maxMs: number): number {
-  return Math.min(baseMs * 2 ** Math.max(0, failures - 1), maxMs);
-}
+export { backoffMs } from './backoff.js';
 
 /** resilientInformer builds a restarting informer for `path`, calling `onEvent` for every change. */
 export function resilientInformer<T extends KubernetesObject>(

@@ -53,3 +53,34 @@ describe('imports of src/', () => {
     expect(cycles(graph).map((c) => c.map((f) => relative(ROOT, f)).join(' -> '))).toEqual([]);
   });
 });
+
+/** valueImportsOf reads the packages a module imports values from (type-only imports are erased). */
+function valueImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^import\s+(?!type\s)([^;]*?)from\s+'([^.][^']*)'/gms)].filter((m) => !/^\{\s*(type\s+[^,}]+,?\s*)+\}\s*$/.test((m[1] ?? '').trim())).map((m) => m[2] ?? '');
+}
+
+/** reachable is every module `entry` imports, itself included, through relative imports. */
+function reachable(entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (f: string) => {
+    if (seen.has(f)) return;
+    seen.add(f);
+    for (const m of importsOf(f)) visit(m);
+  };
+  visit(entry);
+  return [...seen];
+}
+
+describe('the webhook', () => {
+  it('reads value imports as the bundler does (the check can fail)', () => {
+    const controllerPackages = reachable(join(ROOT, 'controller', 'main.ts')).flatMap(valueImportsOf);
+    expect(controllerPackages).toContain('@kubernetes/client-node');
+  });
+
+  it('loads nothing of @kubernetes/client-node (its model classes and undici are most of a bundle: docs/benchmarks.md §7)', () => {
+    const files = reachable(join(ROOT, 'webhook', 'main.ts'));
+    expect(files.length).toBeGreaterThan(10);
+    expect(files.filter((f) => valueImportsOf(f).includes('@kubernetes/client-node')).map((f) => relative(ROOT, f))).toEqual([]);
+  });
+});

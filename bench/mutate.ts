@@ -5,7 +5,10 @@
 // Cases: a ~7 KB UPDATE that changes the template, a 1 MB template, a CREATE and a malformed body; then
 // latency at a fixed request rate, the RSS of the processes, and the webhook's idle RSS as shipped (the
 // bundle, dist/bundle/webhook.mjs) beside tsc's output importing node_modules (dist/webhook/main.js).
-// Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --smoke)
+// With --kubeconfig (an API server: \`npm run e2e:up\`, then --kubeconfig .e2e/webhook.kubeconfig) the
+// webhook runs as the chart runs it, with --cluster-policies (its ClusterRolloutGate and Namespace
+// caches listed and watching), and the idle figures add that case.
+// Reproduce: npm run bench:mutate   (options: --requests N --concurrency C --rounds R --rate R --kubeconfig F --compare-node-args=FLAGS --smoke)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
@@ -18,7 +21,7 @@ import { cpuSeconds, peakRssMb, rssMb } from './proc.js';
 import { runtimeEnv } from './runtime-env.js';
 
 const { values } = parseArgs({
-  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false }, 'glibc-defaults': { type: 'boolean', default: false }, 'compare-node-args': { type: 'string' } },
+  options: { requests: { type: 'string', default: '4000' }, concurrency: { type: 'string', default: '16' }, rounds: { type: 'string', default: '3' }, rate: { type: 'string', default: '500' }, smoke: { type: 'boolean', default: false }, 'glibc-defaults': { type: 'boolean', default: false }, 'compare-node-args': { type: 'string' }, kubeconfig: { type: 'string' } },
 });
 // --smoke: a few requests per case, one round: proves the benchmark still runs (CI), measures nothing.
 const SMOKE = values.smoke === true;
@@ -27,7 +30,10 @@ const RATE_SECONDS = SMOKE ? 0.5 : 5;
 // --glibc-defaults: the throughput part runs the webhook without hack/runtime.env (its cost, side by side).
 const GLIBC_DEFAULTS = values['glibc-defaults'] === true;
 // --compare-node-args "FLAGS": the idle part also runs the shipped webhook with these Node.js flags.
+// The throughput webhook is then run a second time with them for the fixed-rate latency, alternated.
 const ALT_ARGS = values['compare-node-args']?.split(' ').filter(Boolean) ?? [];
+// --kubeconfig F: the chart's default flags (--cluster-policies) against the API server F names.
+const POLICY_ARGS = values.kubeconfig ? ['--cluster-policies', '--kubeconfig', resolve(values.kubeconfig)] : [];
 const dist = resolve(import.meta.dirname, '..');
 
 const ca = generateCa();
@@ -40,7 +46,7 @@ writeFileSync(join(dir, 'tls.key'), pair.key);
 const sts = (image: string, envs: number, partition = true) => ({
   apiVersion: 'apps/v1',
   kind: 'StatefulSet',
-  metadata: { name: 'pg', namespace: 'db', annotations: { 'phased-rollout.io/enabled': 'true', 'phased-rollout.io/query': 'up == 1' } },
+  metadata: { name: 'pg', namespace: 'default', annotations: { 'phased-rollout.io/enabled': 'true', 'phased-rollout.io/query': 'up == 1' } },
   spec: {
     replicas: 5,
     selector: { matchLabels: { app: 'pg' } },
@@ -52,7 +58,7 @@ const review = (operation: string, object: unknown, oldObject?: unknown) =>
   JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
-    request: { uid: 'u', kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' }, name: 'pg', namespace: 'db', operation, userInfo: { username: 'alice' }, object, ...(oldObject ? { oldObject } : {}) },
+    request: { uid: 'u', kind: { group: 'apps', version: 'v1', kind: 'StatefulSet' }, name: 'pg', namespace: 'default', operation, userInfo: { username: 'alice' }, object, ...(oldObject ? { oldObject } : {}) },
   });
 
 /** The cases: an UPDATE that changes the template (row 8: patched) of ~7 KB and of a 1 MB template, a CREATE, a malformed body. */
@@ -177,7 +183,16 @@ const SHIPPED = join(dist, 'bundle/webhook.mjs');
 const MODULES = join(dist, 'webhook/main.js');
 
 /** webhookArgs is the webhook's command line (after node) on the given ports, as both measures start it. */
-const webhookArgs = (port: number, metricsPort: number, entry = SHIPPED) => [entry, '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn'];
+const webhookArgs = (port: number, metricsPort: number, entry = SHIPPED, policies = false) => [entry, '--bind-address', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--tls-cert-file', join(dir, 'tls.crt'), '--tls-key-file', join(dir, 'tls.key'), '--log-level', 'warn', ...(policies ? POLICY_ARGS : [])];
+
+/** ready waits for /readyz on a webhook's metrics port (with --cluster-policies: once both caches are listed). */
+async function ready(metricsPort: number): Promise<void> {
+  for (let i = 0; i < 2000; i++) {
+    if (await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.status === 200, () => false)) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('the webhook did not become ready');
+}
 
 /** SHIPPED_ENV: the environment the image gives the webhook (hack/runtime.env); none with --glibc-defaults. */
 const SHIPPED_ENV = GLIBC_DEFAULTS ? {} : runtimeEnv(resolve(dist, '..'));
@@ -186,11 +201,12 @@ const SHIPPED_ENV = GLIBC_DEFAULTS ? {} : runtimeEnv(resolve(dist, '..'));
 const BARE = 'bare';
 const bareArgs = (port: number) => [join(dist, 'bench/baseline-server.js'), '--cert', join(dir, 'tls.crt'), '--key', join(dir, 'tls.key'), '--port', String(port)];
 
-/** idleRss starts a webhook from `entry` with `env`, waits until it serves, lets it sit, and reads its RSS. */
-async function idleRss(entry: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<number> {
+/** idleRss starts a webhook from `entry` with `env`, waits until it serves (and is ready), lets it sit, and reads its RSS. */
+async function idleRss(entry: string, env: Record<string, string>, nodeArgs: string[] = [], policies = false): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
-  const s = await startServer([...nodeArgs, ...(entry === BARE ? bareArgs(wp) : webhookArgs(wp, mp, entry))], wp, env);
+  const s = await startServer([...nodeArgs, ...(entry === BARE ? bareArgs(wp) : webhookArgs(wp, mp, entry, policies))], wp, env);
   try {
+    if (entry !== BARE) await ready(mp);
     await new Promise((r) => setTimeout(r, SMOKE ? 500 : 5000));
     return rssMb(s.child.pid);
   } finally {
@@ -202,14 +218,10 @@ async function idleRss(entry: string, env: Record<string, string>, nodeArgs: str
 async function coldStart(): Promise<number> {
   const [wp, mp] = [await freePort(), await freePort()];
   const t0 = process.hrtime.bigint();
-  const child = spawn(process.execPath, webhookArgs(wp, mp), { env: { ...process.env, ...SHIPPED_ENV }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, webhookArgs(wp, mp, SHIPPED, POLICY_ARGS.length > 0), { env: { ...process.env, ...SHIPPED_ENV }, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
-    for (let i = 0; i < 1000; i++) {
-      const ok = await fetch(`http://127.0.0.1:${mp}/readyz`).then((r) => r.status === 200, () => false);
-      if (ok) return Number(process.hrtime.bigint() - t0) / 1e6;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    throw new Error('the webhook did not become ready');
+    await ready(mp);
+    return Number(process.hrtime.bigint() - t0) / 1e6;
   } finally {
     child.kill('SIGTERM');
   }
@@ -217,11 +229,17 @@ async function coldStart(): Promise<number> {
 
 async function main(): Promise<void> {
   const [wp, mp, bp, ep] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  const wh = await startServer(webhookArgs(wp, mp), wp, SHIPPED_ENV);
+  const policies = POLICY_ARGS.length > 0;
+  const wh = await startServer(webhookArgs(wp, mp, SHIPPED, policies), wp, SHIPPED_ENV);
+  await ready(mp);
+  const [ap, amp] = [await freePort(), await freePort()];
+  const alt = ALT_ARGS.length ? await startServer([...ALT_ARGS, ...webhookArgs(ap, amp, SHIPPED, policies)], ap, SHIPPED_ENV) : undefined;
+  if (alt) await ready(amp);
   const baseArgs = bareArgs;
   const base = await startServer(baseArgs(bp), bp);
   const exp = await startServer([...baseArgs(ep), '--express'], ep);
   try {
+    console.log(`the webhook: ${policies ? `the chart's default flags, --cluster-policies against ${values.kubeconfig}` : 'without --cluster-policies (give --kubeconfig to run it as the chart does)'}`);
     console.log(`POST /mutate on 127.0.0.1, keep-alive TLS, concurrency ${C}; the webhook, a bare HTTPS baseline and a minimal express 5 baseline (express.json, res.json) alternate, both baselines answering allowed without a decision; medians of ${ROUNDS} round(s)${SMOKE ? ' (SMOKE: numbers mean nothing)' : ''}`);
     const head = (name: string) => `${`${name} req/s`.padStart(14)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'CPU µs'.padStart(7)}`;
     console.log(`${'case'.padEnd(22)} ${'bytes'.padStart(9)} | ${head('webhook')} | ${head('bare')} | ${head('express')} | bare ratio CPU | express ratio CPU`);
@@ -242,11 +260,17 @@ async function main(): Promise<void> {
       console.log(`${c.name.padEnd(22)} ${String(c.body.length).padStart(9)} | ${cols(w)} | ${cols(b)} | ${cols(e)} | ${ratios(b)} | ${ratios(e)}`);
     }
     const body = CASES[0]?.body ?? '';
-    const rw = await atRate(wh.port, body, RATE, RATE_SECONDS);
-    const rb = await atRate(base.port, body, RATE, RATE_SECONDS);
-    const re = await atRate(exp.port, body, RATE, RATE_SECONDS);
+    // The fixed rate, alternated over the rounds; medians of the rounds' p50 and p99.
+    const rates: Record<'w' | 'b' | 'e' | 'alt', { p50: number; p99: number }[]> = { w: [], b: [], e: [], alt: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      rates.w.push(await atRate(wh.port, body, RATE, RATE_SECONDS));
+      if (alt) rates.alt.push(await atRate(alt.port, body, RATE, RATE_SECONDS));
+      rates.b.push(await atRate(base.port, body, RATE, RATE_SECONDS));
+      rates.e.push(await atRate(exp.port, body, RATE, RATE_SECONDS));
+    }
+    const at = (k: keyof typeof rates) => `p50 ${median(rates[k].map((r) => r.p50)).toFixed(2)} ms p99 ${median(rates[k].map((r) => r.p99)).toFixed(2)} ms`;
     console.log('ratio: webhook req/s / baseline req/s; CPU: baseline CPU per request / webhook CPU per request (1 = the same cost)');
-    console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s: webhook p50 ${rw.p50.toFixed(2)} ms p99 ${rw.p99.toFixed(2)} ms; bare baseline p50 ${rb.p50.toFixed(2)} ms p99 ${rb.p99.toFixed(2)} ms; express baseline p50 ${re.p50.toFixed(2)} ms p99 ${re.p99.toFixed(2)} ms`);
+    console.log(`UPDATE 7 KB at a fixed ${RATE} req/s for ${RATE_SECONDS} s, medians of ${ROUNDS} round(s): webhook ${at('w')}${alt ? `; the webhook with ${ALT_ARGS.join(' ')} ${at('alt')}` : ''}; bare baseline ${at('b')}; express baseline ${at('e')}`);
     console.log(`RSS right after ${RATE} req/s: webhook ${rssMb(wh.child.pid).toFixed(0)} MB`);
     console.log(`peak RSS: webhook ${peakRssMb(wh.child.pid).toFixed(0)} MB, baseline ${peakRssMb(base.child.pid).toFixed(0)} MB, express baseline ${peakRssMb(exp.child.pid).toFixed(0)} MB`);
     const starts: number[] = [];
@@ -254,22 +278,23 @@ async function main(): Promise<void> {
     console.log(`webhook cold start, process start -> /readyz: median ${median(starts).toFixed(0)} ms of ${starts.length}`);
     // As shipped (the bundle with hack/runtime.env), the bundle under glibc's defaults, and tsc's
     // output importing node_modules (what shipped before the bundles), alternated.
-    const idle: Record<'shipped' | 'bundle' | 'modules' | 'bare' | 'alt', number[]> = { shipped: [], bundle: [], modules: [], bare: [], alt: [] };
+    const idle: Record<'shipped' | 'bundle' | 'modules' | 'bare' | 'alt' | 'policies', number[]> = { shipped: [], bundle: [], modules: [], bare: [], alt: [], policies: [] };
     const shippedEnv = runtimeEnv(resolve(dist, '..'));
     for (let i = 0; i < (SMOKE ? 1 : 3); i++) {
       idle.shipped.push(await idleRss(SHIPPED, shippedEnv));
       idle.bundle.push(await idleRss(SHIPPED, {}));
       idle.modules.push(await idleRss(MODULES, {}));
       idle.bare.push(await idleRss(BARE, shippedEnv));
-      if (ALT_ARGS.length) idle.alt.push(await idleRss(SHIPPED, shippedEnv, ALT_ARGS));
+      if (policies) idle.policies.push(await idleRss(SHIPPED, shippedEnv, [], true));
+      if (ALT_ARGS.length) idle.alt.push(await idleRss(SHIPPED, shippedEnv, ALT_ARGS, policies));
     }
     const [is, ib, im] = [median(idle.shipped), median(idle.bundle), median(idle.modules)];
     console.log(`webhook idle RSS (serving, no request yet, ${SMOKE ? 0.5 : 5} s after start), median of ${idle.bundle.length}: as shipped (bundle + hack/runtime.env) ${is.toFixed(0)} MB, bundle with glibc's defaults ${ib.toFixed(0)} MB, modules ${im.toFixed(0)} MB (shipped / modules ${(is / im).toFixed(2)})`);
-    console.log(`Node.js's floor: the bare HTTPS baseline idle, same environment, ${median(idle.bare).toFixed(0)} MB (the webhook as shipped is ${(is - median(idle.bare)).toFixed(0)} MB above it)${ALT_ARGS.length ? `; the webhook as shipped with ${ALT_ARGS.join(' ')} ${median(idle.alt).toFixed(0)} MB` : ''}`);
+    console.log(`Node.js's floor: the bare HTTPS baseline idle, same environment, ${median(idle.bare).toFixed(0)} MB (the webhook as shipped is ${(is - median(idle.bare)).toFixed(0)} MB above it)${policies ? `; with --cluster-policies, listed and watching, ${median(idle.policies).toFixed(0)} MB (${(median(idle.policies) - median(idle.bare)).toFixed(0)} MB above it)` : ''}${ALT_ARGS.length ? `; the webhook as shipped${policies ? ' with --cluster-policies' : ''} and ${ALT_ARGS.join(' ')} ${median(idle.alt).toFixed(0)} MB` : ''}`);
     console.log(`the webhook above ran with ${GLIBC_DEFAULTS ? "glibc's defaults (--glibc-defaults)" : 'hack/runtime.env, as the image runs it'}`);
-    console.log(`reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R --glibc-defaults --compare-node-args=FLAGS | --smoke]${ALT_ARGS.length ? ` (this run: --compare-node-args='${ALT_ARGS.join(' ')}')` : ''}`);
+    console.log(`reproduce: npm run bench:mutate [-- --requests N --concurrency C --rounds R --rate R --glibc-defaults --compare-node-args=FLAGS --kubeconfig F | --smoke]${ALT_ARGS.length || policies ? ` (this run:${ALT_ARGS.length ? ` --compare-node-args='${ALT_ARGS.join(' ')}'` : ''}${policies ? ` --kubeconfig ${values.kubeconfig}` : ''})` : ''}`);
   } finally {
-    for (const s of [wh, base, exp]) s.child.kill('SIGTERM');
+    for (const s of [wh, base, exp, ...(alt ? [alt] : [])]) s.child.kill('SIGTERM');
   }
 }
 

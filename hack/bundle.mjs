@@ -48,6 +48,23 @@ const builtinsViaRequire = {
   },
 };
 
+/**
+ * withoutIconv (the webhook's bundle only) stands in for iconv-lite, which express loads through
+ * body-parser's eager requires of every parser: 0.5 MB of charset tables the webhook never uses, as it
+ * reads AdmissionReviews itself (webhook/body-share.ts) and never calls express.json() or the like.
+ * Were a body parser ever used, the stand-in fails loudly instead of decoding.
+ */
+const withoutIconv = {
+  name: 'without-iconv',
+  setup(b) {
+    b.onResolve({ filter: /^iconv-lite$/ }, () => ({ path: 'iconv-lite', namespace: 'stand-in' }));
+    b.onLoad({ filter: /.*/, namespace: 'stand-in' }, () => ({
+      contents: "const no = () => { throw new Error('iconv-lite is not in this bundle (hack/bundle.mjs): the webhook reads request bodies itself'); }; module.exports = { getDecoder: no, decode: no, encodingExists: no };",
+      loader: 'js',
+    }));
+  },
+};
+
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const results = await Promise.all(
@@ -74,7 +91,7 @@ const results = await Promise.all(
       // hack/node/images.sh builds in a copy whose node_modules is a link: the paths in the source maps
       // must come out as they do in the Dockerfile's build, byte for byte.
       preserveSymlinks: true,
-      plugins: [builtinsViaRequire],
+      plugins: name === 'webhook' ? [builtinsViaRequire, withoutIconv] : [builtinsViaRequire],
       // Some dependencies are CommonJS and call require(): an ESM bundle gives them Node's.
       banner: { js: "import { createRequire as __prCreateRequire } from 'node:module'; const require = __prCreateRequire(import.meta.url);" },
     }),

@@ -32,6 +32,7 @@ describe('kubeconfigAccess', () => {
     ['certificate files, absolute and relative', config({ server: 'https://h:1' }, { 'client-certificate': '/cfg/certs/me.crt', 'client-key': 'certs/me.key' }), { server: 'https://h:1/', ca: undefined, cert: 'CERT-FILE', key: 'KEY-FILE', verify: true, token: undefined }],
     ['a token file, read trimmed', config({ server: 'https://h:1', 'insecure-skip-tls-verify': true }, { tokenFile: 'token' }), { server: 'https://h:1/', ca: undefined, cert: undefined, key: undefined, verify: false, token: 'file-token' }],
     ['no user at all', config({ server: 'https://h:1' }), { server: 'https://h:1/', ca: undefined, cert: undefined, key: undefined, verify: true, token: undefined }],
+    ['a token file wins over a token (client-go: it is read again as it rotates)', config({ server: 'https://h:1' }, { token: 'inline', tokenFile: '/cfg/token' }), { server: 'https://h:1/', ca: undefined, cert: undefined, key: undefined, verify: true, token: 'file-token' }],
     ['block YAML', 'current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters:\n- name: k\n  cluster: {server: "https://h:2"}\nusers:\n- name: u\n  user: {token: yaml}\n', { server: 'https://h:2/', ca: undefined, cert: undefined, key: undefined, verify: true, token: 'yaml' }],
   ])('%s', (_, text, want) => expect(view(text)).toEqual(want));
 
@@ -41,12 +42,21 @@ describe('kubeconfigAccess', () => {
     ['a context that is not there', JSON.stringify({ 'current-context': 'x', contexts: [{ name: 'c', context: {} }] }), /no context named "x"/],
     ['a cluster that is not there', JSON.stringify({ 'current-context': 'c', contexts: [{ name: 'c', context: { cluster: 'gone' } }], clusters: [] }), /no cluster named "gone"/],
     ['a plain-HTTP server', config({ server: 'http://h:8080' }, { token: 't' }), /server must be https \(it is http:\)/],
-    ['a server that is not a URL', config({ server: 'h:8080x' }, { token: 't' }), /is not a URL|must be https/],
+    ['a server that is not a URL', config({ server: 'https://exa mple:1' }, { token: 't' }), /server "https:\/\/exa mple:1" is not a URL/],
+    ['a proxy', config({ server: 'https://h:1', 'proxy-url': 'http://proxy:3128' }, { token: 't' }), /cluster "k" sets proxy-url, which this program does not support/],
+    ['a CA with insecure-skip-tls-verify', config({ server: 'https://h:1', 'certificate-authority-data': b64('CA'), 'insecure-skip-tls-verify': true }, { token: 't' }), /sets both a certificate authority and insecure-skip-tls-verify/],
+    ['a token file that cannot be read', config({ server: 'https://h:1' }, { tokenFile: 'gone' }), /ENOENT: \/cfg\/gone/],
     ['an exec plugin', config({ server: 'https://h:1' }, { exec: { command: 'aws' } }), /user "u" authenticates with exec: this program supports token, tokenFile and client certificates/],
     ['basic auth', config({ server: 'https://h:1' }, { username: 'a', password: 'b' }), /authenticates with username, password/],
     ['a certificate without its key', config({ server: 'https://h:1' }, { 'client-certificate': '/cfg/certs/me.crt' }), /without its key/],
     ['a CA file that is missing', config({ server: 'https://h:1', 'certificate-authority': 'nope.crt' }, { token: 't' }), /ENOENT: \/cfg\/nope.crt/],
   ])('refuses %s', (_, text, want) => expect(() => kubeconfigAccess(text, '/cfg/kubeconfig', readFile)).toThrow(want));
+});
+
+describe('kubeconfigAccess, tls-server-name', () => {
+  it('is the name the server certificate is checked against', () => {
+    expect(kubeconfigAccess(config({ server: 'https://10.0.0.1:6443', 'tls-server-name': 'kubernetes.default' }), '/cfg/kubeconfig', readFile).tls.servername).toBe('kubernetes.default');
+  });
 });
 
 describe('inClusterAccess', () => {
@@ -81,5 +91,20 @@ describe('fileToken', () => {
     expect([t(), reads]).toEqual(['one', 1]);
     now = 60_000;
     expect([t(), reads]).toEqual(['two', 2]);
+  });
+
+  it('keeps the last token when a later read fails, and reads again at the next call; the first read must succeed', () => {
+    let now = 0;
+    let fail = false;
+    const t = fileToken('/t', () => {
+      if (fail) throw new Error('EACCES');
+      return Buffer.from(`tok-${now}`);
+    }, () => now);
+    expect(t()).toBe('tok-0');
+    [fail, now] = [true, 60_000];
+    expect(t()).toBe('tok-0');
+    fail = false;
+    expect(t()).toBe('tok-60000');
+    expect(() => fileToken('/t', () => { throw new Error('ENOENT'); })()).toThrow('ENOENT');
   });
 });

@@ -12,8 +12,8 @@ import { load } from 'js-yaml';
 /** ApiAccess is where the API server is and how to authenticate to it. */
 export interface ApiAccess {
   server: URL;
-  /** TLS options for node:https (a CA to trust, a client certificate). */
-  tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean };
+  /** TLS options for node:https (a CA to trust, a client certificate, the name the server's certificate has). */
+  tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean; servername?: string };
   /** token returns the bearer token to send now, if any. */
   token(): string | undefined;
 }
@@ -26,11 +26,21 @@ const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 // it every minute, and so does this.
 const TOKEN_TTL_MS = 60_000;
 
-/** fileToken reads a token file, again once a minute. */
+/**
+ * fileToken reads a token file, again once a minute. The first read must succeed; a later read that
+ * fails (the file being replaced, a permission) keeps the last token, as client-go's cached token does,
+ * and is tried again at the next call.
+ */
 export function fileToken(path: string, readFile: ReadFile, now: () => number = Date.now): () => string {
   let cached: { token: string; at: number } | undefined;
   return () => {
-    if (!cached || now() - cached.at >= TOKEN_TTL_MS) cached = { token: readFile(path).toString().trim(), at: now() };
+    if (!cached || now() - cached.at >= TOKEN_TTL_MS) {
+      try {
+        cached = { token: readFile(path).toString().trim(), at: now() };
+      } catch (err) {
+        if (!cached) throw err;
+      }
+    }
     return cached.token;
   };
 }
@@ -46,11 +56,13 @@ export function inClusterAccess(env: NodeJS.ProcessEnv = process.env, readFile: 
 }
 
 type Named<T> = { name?: unknown } & Record<string, T | undefined>;
-type Cluster = { server?: unknown; 'certificate-authority'?: unknown; 'certificate-authority-data'?: unknown; 'insecure-skip-tls-verify'?: unknown };
+type Cluster = { server?: unknown; 'certificate-authority'?: unknown; 'certificate-authority-data'?: unknown; 'insecure-skip-tls-verify'?: unknown; 'tls-server-name'?: unknown } & Record<string, unknown>;
 type User = { token?: unknown; tokenFile?: unknown; 'client-certificate'?: unknown; 'client-certificate-data'?: unknown; 'client-key'?: unknown; 'client-key-data'?: unknown } & Record<string, unknown>;
 
 // The user fields this reader understands; any other field that authenticates is refused by name.
 const USER_FIELDS = new Set(['token', 'tokenFile', 'client-certificate', 'client-certificate-data', 'client-key', 'client-key-data']);
+// Cluster fields that change where or how to connect and are not supported: refused rather than ignored.
+const CLUSTER_REFUSED = ['proxy-url'];
 
 /** kubeconfigAccess reads the current context of a kubeconfig (`text`, from the file at `path`). */
 export function kubeconfigAccess(text: string, path: string, readFile: ReadFile = readFileSync): ApiAccess {
@@ -83,6 +95,11 @@ export function kubeconfigAccess(text: string, path: string, readFile: ReadFile 
     return fail(`cluster ${JSON.stringify(context.cluster)}: server ${JSON.stringify(cluster.server)} is not a URL`);
   }
   if (server.protocol !== 'https:') fail(`cluster ${JSON.stringify(context.cluster)}: server must be https (it is ${server.protocol})`);
+  const refused = CLUSTER_REFUSED.filter((k) => cluster[k] !== undefined && cluster[k] !== null);
+  if (refused.length) fail(`cluster ${JSON.stringify(context.cluster)} sets ${refused.join(', ')}, which this program does not support`);
+  const insecure = cluster['insecure-skip-tls-verify'] === true;
+  // As client-go: a CA and no verification contradict each other.
+  if (insecure && (cluster['certificate-authority'] || cluster['certificate-authority-data'])) fail(`cluster ${JSON.stringify(context.cluster)} sets both a certificate authority and insecure-skip-tls-verify`);
   const other = Object.keys(user).filter((k) => !USER_FIELDS.has(k) && user[k] !== undefined && user[k] !== null);
   if (other.length) fail(`user ${JSON.stringify(context.user)} authenticates with ${other.join(', ')}: this program supports token, tokenFile and client certificates (or runs in-cluster as its ServiceAccount)`);
   const cert = data(user['client-certificate-data'], user['client-certificate']);
@@ -90,10 +107,13 @@ export function kubeconfigAccess(text: string, path: string, readFile: ReadFile 
   if (!cert !== !key) fail(`user ${JSON.stringify(context.user)} has a client certificate without its key, or a key without its certificate`);
   const ca = data(cluster['certificate-authority-data'], cluster['certificate-authority']);
   const tokenFileOf = typeof user.tokenFile === 'string' ? fileToken(isAbsolute(user.tokenFile) ? user.tokenFile : resolve(dirname(path), user.tokenFile), readFile) : undefined;
-  const token = typeof user.token === 'string' ? () => user.token as string : (tokenFileOf ?? (() => undefined));
+  // As client-go: a token file wins over an inline token (it is read again as it is rotated).
+  const token = tokenFileOf ?? (typeof user.token === 'string' ? () => user.token as string : () => undefined);
+  token(); // a token file that cannot be read fails at start
+  const servername = typeof cluster['tls-server-name'] === 'string' && cluster['tls-server-name'] ? cluster['tls-server-name'] : undefined;
   return {
     server,
-    tls: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true },
+    tls: { ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}), rejectUnauthorized: !insecure, ...(servername ? { servername } : {}) },
     token,
   };
 }

@@ -70,9 +70,13 @@ export interface JsonWatchOptions {
   pageSize?: number;
   baseBackoffMs?: number;
   maxBackoffMs?: number;
-  /** The watch's timeoutSeconds, randomised in [t, 2t) as client-go does so that watches do not end together. */
+  /**
+   * The watch's timeoutSeconds, randomised in [t, 2t) so that watches do not end together (client-go's
+   * idea, with a shorter t): a connection that dies without a reset is noticed within 2t + 30 s.
+   */
   watchTimeoutSeconds?: number;
   timers?: Timers;
+  now?: () => number;
   /** The deadline of one list request. */
   requestTimeoutMs?: number;
 }
@@ -132,7 +136,8 @@ function requestOptions(access: ApiAccess, path: string): RequestOptions {
 export function jsonWatchCache<T>(access: ApiAccess, path: string, trim: (o: ApiObject) => T, log: Logger, opts: JsonWatchOptions = {}): JsonWatchCache<T> {
   const timers = opts.timers ?? realTimers;
   const pageSize = opts.pageSize ?? 500;
-  const watchTimeout = opts.watchTimeoutSeconds ?? 300;
+  const watchTimeout = opts.watchTimeoutSeconds ?? 60;
+  const now = opts.now ?? Date.now;
   let items = new Map<string, T>();
   let resourceVersion = '';
   let isSynced = false;
@@ -167,22 +172,26 @@ export function jsonWatchCache<T>(access: ApiAccess, path: string, trim: (o: Api
     log.warn({ path, reason, retryInMs: wait, failures }, relist ? 'cannot list; retrying' : 'watch failed; watching again');
     schedule(() => void (relist ? relistThenWatch() : watch()), wait);
   };
+  // `failures` falls back to 0 only on a watch that delivered an event or ran a while: a server that
+  // answers every watch with 410, or ends it at once, is asked again with a growing backoff, never in a loop.
   const relistThenWatch = async (): Promise<void> => {
     try {
       await list();
-      failures = 0;
-      watch();
     } catch (err) {
-      retry(apiErrorMessage(err), true);
+      return retry(apiErrorMessage(err), true);
     }
+    watch();
   };
 
   /** watch follows the collection from resourceVersion until the stream ends or fails. */
   const watch = (): void => {
     if (stopped) return;
     const seconds = watchTimeout + Math.floor(Math.random() * watchTimeout);
+    const startedAt = now();
     let pending = '';
     let ended = false;
+    let events = 0;
+    let silence = `no answer in ${opts.requestTimeoutMs ?? 30_000} ms`;
     // Exactly one of: watch again (the server's timeout), relist (410), retry with backoff.
     const end = (next: 'again' | 'relist' | 'retry', reason = '') => {
       if (ended) return;
@@ -190,45 +199,65 @@ export function jsonWatchCache<T>(access: ApiAccess, path: string, trim: (o: Api
       req.destroy();
       if (watching === req) watching = undefined;
       if (stopped) return;
-      if (next === 'again') schedule(watch, 0);
-      else if (next === 'relist') {
-        log.info({ path, reason }, 'watch expired; listing again');
-        schedule(() => void relistThenWatch(), 0);
-      } else retry(reason, false);
-    };
-    const req = request(requestOptions(access, `${path}?watch=true&allowWatchBookmarks=true&timeoutSeconds=${seconds}&resourceVersion=${encodeURIComponent(resourceVersion)}`), (res) => {
-      if ((res.statusCode ?? 0) >= 300) {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => {
-          const err = new ApiError(res.statusCode ?? 0, Buffer.concat(chunks).toString());
-          end(err.code === 410 ? 'relist' : 'retry', apiErrorMessage(err));
-        });
-        return;
+      const brief = events === 0 && now() - startedAt < 1000;
+      if (next === 'again' && brief) return retry('the watch ended at once with no event', false);
+      if (next === 'again') {
+        failures = 0;
+        return schedule(watch, 0);
       }
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        pending += chunk;
-        let nl: number;
-        while (!ended && (nl = pending.indexOf('\n')) >= 0) {
-          const line = pending.slice(0, nl).trim();
-          pending = pending.slice(nl + 1);
-          if (!line) continue;
-          const step = applyWatchLine(line);
-          if (step.kind === 'relist') return end('relist', step.reason);
-          if (step.kind === 'retry') return end('retry', step.reason);
-          failures = 0;
-          if (step.kind === 'put') items.set(step.name, trim(step.object));
-          else if (step.kind === 'delete') items.delete(step.name);
-          if (step.resourceVersion) resourceVersion = step.resourceVersion;
+      if (next === 'relist') {
+        log.info({ path, reason }, 'watch expired; listing again');
+        return brief ? retry(reason, true) : schedule(() => void relistThenWatch(), 0);
+      }
+      retry(reason, false);
+    };
+    let req: ReturnType<typeof request>;
+    try {
+      req = request(requestOptions(access, `${path}?watch=true&allowWatchBookmarks=true&timeoutSeconds=${seconds}&resourceVersion=${encodeURIComponent(resourceVersion)}`), (res) => {
+        // Answered: from here the server's own timeout ends the watch; a connection silent for longer is dead.
+        silence = `no data for ${seconds + 30} s`;
+        req.setTimeout((seconds + 30) * 1000);
+        if ((res.statusCode ?? 0) >= 300) {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => {
+            const err = new ApiError(res.statusCode ?? 0, Buffer.concat(chunks).toString());
+            end(err.code === 410 ? 'relist' : 'retry', apiErrorMessage(err));
+          });
+          return;
         }
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          pending += chunk;
+          let nl: number;
+          while (!ended && (nl = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, nl).trim();
+            pending = pending.slice(nl + 1);
+            if (!line) continue;
+            const step = applyWatchLine(line);
+            if (step.kind === 'relist') return end('relist', step.reason);
+            if (step.kind === 'retry') return end('retry', step.reason);
+            events++;
+            failures = 0;
+            if (step.kind === 'put') items.set(step.name, trim(step.object));
+            else if (step.kind === 'delete') items.delete(step.name);
+            if (step.resourceVersion) resourceVersion = step.resourceVersion;
+          }
+        });
+        res.on('end', () => end('again'));
+        res.on('error', (err) => end('retry', err.message));
       });
-      res.on('end', () => end('again'));
-      res.on('error', (err) => end('retry', err.message));
-    });
-    // The server ends the watch after `seconds`; a connection silent for longer is dead.
-    req.setTimeout((seconds + 30) * 1000, () => end('retry', `no data for ${seconds + 30} s`));
+    } catch (err) {
+      // The request could not even be made (a token file that cannot be read): a failure like any other.
+      return retry((err as Error).message, false);
+    }
+    // Until the answer's headers: a connect or handshake that hangs is given up like a failed request.
+    req.setTimeout(opts.requestTimeoutMs ?? 30_000);
+    req.on('timeout', () => end('retry', silence));
     req.on('error', (err) => end('retry', err.message));
+    // However the connection ends (a close after an error status's headers emits neither 'end' nor
+    // 'error' on the answer), the watch ends: after a normal end this is a no-op.
+    req.on('close', () => end('retry', 'the connection closed'));
     req.end();
     watching = req;
   };

@@ -54,10 +54,12 @@ describe('imports of src/', () => {
   });
 });
 
-/** valueImportsOf reads the packages a module imports values from (type-only imports are erased). */
-function valueImportsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/^import\s+(?!type\s)([^;]*?)from\s+'([^.][^']*)'/gms)].filter((m) => !/^\{\s*(type\s+[^,}]+,?\s*)+\}\s*$/.test((m[1] ?? '').trim())).map((m) => m[2] ?? '');
+/** valueImportsOf reads the packages a module loads (type-only imports and re-exports are erased): static, re-exported, side-effect and dynamic. */
+export function valueImportsOf(text: string): string[] {
+  const staticOnes = [...text.matchAll(/^(?:import|export)\s+(?!type\s)([^;]*?)from\s+'([^.][^']*)'/gms)].filter((m) => !/^\{\s*(type\s+[^,}]+,?\s*)+\}\s*$/.test((m[1] ?? '').trim())).map((m) => m[2] ?? '');
+  const bare = [...text.matchAll(/^import\s+'([^.][^']*)'/gm)].map((m) => m[1] ?? '');
+  const dynamic = [...text.matchAll(/\bimport\(\s*'([^.][^']*)'\s*\)/g)].map((m) => m[1] ?? '');
+  return [...staticOnes, ...bare, ...dynamic];
 }
 
 /** reachable is every module `entry` imports, itself included, through relative imports. */
@@ -73,14 +75,26 @@ function reachable(entry: string): string[] {
 }
 
 describe('the webhook', () => {
+  it.each([
+    ["import { A } from 'p';", ['p']],
+    ["import type { A } from 'p';", []],
+    ["import { type A, type B } from 'p';", []],
+    ["import { type A, B } from 'p';", ['p']],
+    ["export { A } from 'p';", ['p']],
+    ["export type { A } from 'p';", []],
+    ["import 'p';", ['p']],
+    ["const m = await import('p');", ['p']],
+    ["import { A } from './local.js';", []],
+  ])('reads the packages of %s', (text, want) => expect(valueImportsOf(text)).toEqual(want));
+
   it('reads value imports as the bundler does (the check can fail)', () => {
-    const controllerPackages = reachable(join(ROOT, 'controller', 'main.ts')).flatMap(valueImportsOf);
+    const controllerPackages = reachable(join(ROOT, 'controller', 'main.ts')).flatMap((f) => valueImportsOf(readFileSync(f, 'utf8')));
     expect(controllerPackages).toContain('@kubernetes/client-node');
   });
 
   it('loads nothing of @kubernetes/client-node (its model classes and undici are most of a bundle: docs/benchmarks.md §7)', () => {
     const files = reachable(join(ROOT, 'webhook', 'main.ts'));
     expect(files.length).toBeGreaterThan(10);
-    expect(files.filter((f) => valueImportsOf(f).includes('@kubernetes/client-node')).map((f) => relative(ROOT, f))).toEqual([]);
+    expect(files.filter((f) => valueImportsOf(readFileSync(f, 'utf8')).includes('@kubernetes/client-node')).map((f) => relative(ROOT, f))).toEqual([]);
   });
 });

@@ -22,7 +22,8 @@ class FakeApi {
   requests: { path: string; auth: string | undefined }[] = [];
   lists: ({ status: number; body: unknown } | { pages: { items: unknown[]; rv: string }[] })[] = [];
   watches: ServerResponse[] = [];
-  watchStatus: { status: number; body: unknown }[] = [];
+  /** What the next watches answer: a status and body, headers then a closed connection, nothing at all, or an empty 200. */
+  watchStatus: ({ status: number; body: unknown } | 'headers-then-close' | 'silent' | 'empty')[] = [];
   private listed = 0;
 
   async start(): Promise<ApiAccess> {
@@ -31,6 +32,15 @@ class FakeApi {
       this.requests.push({ path: req.url ?? '', auth: req.headers.authorization });
       if (url.searchParams.get('watch') === 'true') {
         const s = this.watchStatus.shift();
+        if (s === 'silent') return;
+        if (s === 'empty') return void res.writeHead(200, { 'content-type': 'application/json' }).end();
+        if (s === 'headers-then-close') {
+          // An error status whose body never completes: the connection closes cleanly mid-body.
+          res.writeHead(500, { 'content-type': 'application/json', 'content-length': '100' });
+          res.write('{"kind":"Status"');
+          setTimeout(() => res.socket?.end(), 20);
+          return;
+        }
         if (s) return void res.writeHead(s.status, { 'content-type': 'application/json' }).end(JSON.stringify(s.body));
         res.writeHead(200, { 'content-type': 'application/json' });
         res.flushHeaders();
@@ -155,6 +165,73 @@ describe('jsonWatchCache', () => {
     api.send({ type: 'WHAT', object: {} });
     await eventually(async () => expect(api.watches).toHaveLength(2));
     await cache.stop();
+  });
+
+  it('an error answer whose connection closes before its body ends is a failure like any other (not a watch that never ends)', async () => {
+    api.lists = [{ pages: [{ items: [ns('a', '1')], rv: '10' }] }];
+    api.watchStatus = ['headers-then-close'];
+    const { log, lines } = quietLog();
+    const cache = jsonWatchCache(await api.start(), '/api/v1/namespaces', trim, log, fast);
+    await cache.start();
+    await eventually(async () => expect(api.watches).toHaveLength(1));
+    expect(lines.filter((l) => l.msg === 'watch failed; watching again')).toHaveLength(1);
+    await cache.stop();
+  });
+
+  it('a stream cut in the middle: watched again from the last event it delivered', async () => {
+    api.lists = [{ pages: [{ items: [ns('a', '1')], rv: '10' }] }];
+    const cache = jsonWatchCache(await api.start(), '/api/v1/namespaces', trim, quietLog().log, fast);
+    await cache.start();
+    await eventually(async () => expect(api.watches).toHaveLength(1));
+    api.send({ type: 'ADDED', object: ns('b', '11') });
+    await eventually(async () => expect(cache.get('b')).toBeDefined());
+    api.watches[0]!.socket?.destroy();
+    await eventually(async () => expect(api.watches).toHaveLength(2));
+    expect(api.watchPaths().map((p) => p.get('resourceVersion'))).toEqual(['10', '11']);
+    await cache.stop();
+  });
+
+  it('a server that ends every watch at once, or answers every one with 410, is asked again with a growing backoff, never in a loop', async () => {
+    api.lists = [{ pages: [{ items: [ns('a', '1')], rv: '10' }] }];
+    api.watchStatus = ['empty', 'empty', 'empty', { status: 410, body: { kind: 'Status', code: 410, message: 'Gone' } }, { status: 410, body: { kind: 'Status', code: 410, message: 'Gone' } }];
+    const { log, lines } = quietLog();
+    const cache = jsonWatchCache(await api.start(), '/api/v1/namespaces', trim, log, { ...fast, maxBackoffMs: 1000 });
+    await cache.start();
+    await eventually(async () => expect(api.watches).toHaveLength(1), 10_000);
+    const waits = lines.filter((l) => l.retryInMs !== undefined).map((l) => [l.reason, l.retryInMs]);
+    expect(waits).toEqual([
+      ['the watch ended at once with no event', 20],
+      ['the watch ended at once with no event', 40],
+      ['the watch ended at once with no event', 80],
+      ['410: Gone', 160],
+      ['410: Gone', 320],
+    ]);
+    expect(api.requests.filter((r) => !r.path.includes('watch=true'))).toHaveLength(3); // the first list and one per 410
+    await cache.stop();
+  });
+
+  it('gives up a watch that is never answered after the request timeout, and tries again', async () => {
+    api.lists = [{ pages: [{ items: [], rv: '10' }] }];
+    api.watchStatus = ['silent'];
+    const { log, lines } = quietLog();
+    const cache = jsonWatchCache(await api.start(), '/api/v1/namespaces', trim, log, { ...fast, requestTimeoutMs: 100 });
+    await cache.start();
+    await eventually(async () => expect(api.watches).toHaveLength(1));
+    expect(lines.filter((l) => l.msg === 'watch failed; watching again').map((l) => l.reason)).toEqual(['no answer in 100 ms']);
+    await cache.stop();
+  });
+
+  it('a stop during a backoff cancels the retry', async () => {
+    api.lists = [{ pages: [{ items: [], rv: '10' }] }];
+    api.watchStatus = [{ status: 500, body: { kind: 'Status', code: 500, message: 'down' } }];
+    const { log, lines } = quietLog();
+    const cache = jsonWatchCache(await api.start(), '/api/v1/namespaces', trim, log, { ...fast, baseBackoffMs: 100 });
+    await cache.start();
+    await eventually(async () => expect(lines.some((l) => l.msg === 'watch failed; watching again')).toBe(true));
+    await cache.stop();
+    const before = api.requests.length;
+    await new Promise((r) => setTimeout(r, 250));
+    expect(api.requests).toHaveLength(before);
   });
 
   it('makes no request once stopped', async () => {

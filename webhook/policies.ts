@@ -6,7 +6,7 @@
 import type { NamespacePolicies } from '../src/admission/decide.js';
 import type { ApiAccess } from '../src/k8s/api-access.js';
 import { apiErrorMessage } from '../src/k8s/errors.js';
-import { jsonWatchCache, type ApiObject, type JsonWatchCache, type JsonWatchOptions } from '../src/k8s/json-watch.js';
+import { jsonWatchCache, type ApiObject, type JsonWatchCache } from '../src/k8s/json-watch.js';
 import { POLICY_GROUP, POLICY_VERSION } from '../src/policies/policy.js';
 import { parseScope, selectedPolicies, type PolicyScope } from '../src/policies/scope.js';
 import type { Logger } from '../src/runtime/logger.js';
@@ -64,9 +64,9 @@ export function namespaceScope(namespace: string, synced: boolean, ns: Namespace
 }
 
 /** clusterPolicyCaches makes the caches; `access` is the in-cluster ServiceAccount or --kubeconfig. */
-export function clusterPolicyCaches(access: ApiAccess, log: Logger, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref()), opts: JsonWatchOptions = {}): ClusterPolicyCaches {
-  const gates = jsonWatchCache(access, `/apis/${POLICY_GROUP}/${POLICY_VERSION}/clusterrolloutgates`, trimGate, log, opts);
-  const namespaces = jsonWatchCache(access, '/api/v1/namespaces', trimNamespace, log, { pageSize: 500, ...opts });
+export function clusterPolicyCaches(access: ApiAccess, log: Logger, sleep = (ms: number) => new Promise((r) => setTimeout(r, ms).unref())): ClusterPolicyCaches {
+  const gates = jsonWatchCache(access, `/apis/${POLICY_GROUP}/${POLICY_VERSION}/clusterrolloutgates`, trimGate, log);
+  const namespaces = jsonWatchCache(access, '/api/v1/namespaces', trimNamespace, log, { pageSize: 500 });
   let stopped = false;
   const synced = () => gates.synced() && namespaces.synced();
   const listUntilSynced = async (inf: JsonWatchCache<unknown>, what: string) => {
